@@ -1,0 +1,191 @@
+#include "model/checkpoint.h"
+
+#include <cstring>
+#include <iostream>
+#include <set>
+
+#include "util/error.h"
+#include "util/io.h"
+
+namespace salient {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+bool replace_once(std::string& s, const std::string& from, const std::string& to) {
+  auto pos = s.find(from);
+  if (pos == std::string::npos) return false;
+  s.replace(pos, from.size(), to);
+  return true;
+}
+
+// Canonical (BERT) module names inside one layer and their DistilBERT counterparts.
+const std::vector<std::pair<std::string, std::string>> kDistilLayerNames = {
+    {"attention.self.query.", "attention.q_lin."},       {"attention.self.key.", "attention.k_lin."},
+    {"attention.self.value.", "attention.v_lin."},       {"attention.output.dense.", "attention.out_lin."},
+    {"attention.output.LayerNorm.", "sa_layer_norm."},   {"intermediate.dense.", "ffn.lin1."},
+    {"output.dense.", "ffn.lin2."},                      {"output.LayerNorm.", "output_layer_norm."},
+};
+
+bool is_head_weight(const std::string& canonical) {
+  return starts_with(canonical, "classifier.") || starts_with(canonical, "pooler.") ||
+         starts_with(canonical, "pre_classifier.");
+}
+
+torch::Tensor to_tensor(const TensorData& t, const std::string& name, const std::string& path) {
+  std::vector<int64_t> shape = t.shape;
+  const int64_t n = t.numel();
+  switch (t.dtype) {
+    case DType::F32: {
+      torch::Tensor out = torch::empty(shape, torch::kFloat32);
+      std::memcpy(out.data_ptr(), t.bytes.data(), n * 4);
+      return out;
+    }
+    case DType::F64: {
+      torch::Tensor out = torch::empty(shape, torch::kFloat64);
+      std::memcpy(out.data_ptr(), t.bytes.data(), n * 8);
+      return out.to(torch::kFloat32);
+    }
+    case DType::F16:
+    case DType::BF16: {
+      torch::Tensor out = torch::empty(shape, torch::kFloat32);
+      float* dst = out.data_ptr<float>();
+      const auto* src = reinterpret_cast<const unsigned char*>(t.bytes.data());
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t bits = static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8));
+        dst[i] = t.dtype == DType::F16 ? half_to_float(bits) : bf16_to_float(bits);
+      }
+      return out;
+    }
+    default:
+      fail("{}: tensor '{}' has dtype {}, expected F32, F16 or BF16", path, name, dtype_name(t.dtype));
+  }
+}
+
+TensorData from_tensor(const torch::Tensor& src, DType dtype) {
+  torch::Tensor t = src.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  TensorData out;
+  out.dtype = dtype;
+  out.shape = t.sizes().vec();
+  const int64_t n = t.numel();
+  const float* p = t.data_ptr<float>();
+  if (dtype == DType::F32) {
+    out.bytes.assign(reinterpret_cast<const char*>(p), n * 4);
+  } else {
+    out.bytes.resize(n * 2);
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t bits = dtype == DType::F16 ? float_to_half(p[i]) : float_to_bf16(p[i]);
+      out.bytes[2 * i] = static_cast<char>(bits & 0xff);
+      out.bytes[2 * i + 1] = static_cast<char>(bits >> 8);
+    }
+  }
+  return out;
+}
+
+std::string join_names(const std::vector<std::string>& names, size_t max = 5) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > max) s += fmt::format(", ... ({} in all)", names.size());
+  return s;
+}
+
+}  // namespace
+
+std::string hf_weight_name(const std::string& canonical, const std::string& type) {
+  if (is_head_weight(canonical) && !starts_with(canonical, "pooler.")) return canonical;
+  if (type == "distilbert") {
+    std::string n = canonical;
+    if (starts_with(n, "encoder.layer.")) {
+      n.replace(0, std::strlen("encoder.layer."), "transformer.layer.");
+      for (const auto& [from, to] : kDistilLayerNames)
+        if (replace_once(n, from, to)) break;
+    }
+    return "distilbert." + n;
+  }
+  return type + "." + canonical;  // bert., roberta., electra.
+}
+
+Transformer load_model(const std::string& dir, const LoadOptions& options, LoadReport* report) {
+  if (!dir_exists(dir)) fail("{}: model directory not found", dir);
+  const std::string config_path = join_path(dir, "config.json");
+  if (!file_exists(config_path)) fail("{}: missing config.json", dir);
+  ModelConfig config = ModelConfig::from_file(config_path);
+  if (!options.labels.empty()) {
+    config.id2label = options.labels;
+    config.num_labels = static_cast<int64_t>(options.labels.size());
+  }
+  const std::string weights_path = join_path(dir, "model.safetensors");
+  if (!file_exists(weights_path)) {
+    if (file_exists(join_path(dir, "pytorch_model.bin")))
+      fail("{}: only pytorch_model.bin found; salient reads model.safetensors (convert with HF save_pretrained(safe_serialization=True))", dir);
+    fail("{}: missing model.safetensors", dir);
+  }
+  SafetensorsFile file = read_safetensors(weights_path);
+
+  // Older checkpoints name LayerNorm parameters gamma/beta.
+  std::map<std::string, const TensorData*> by_name;
+  for (const auto& [name, data] : file.tensors) {
+    std::string n = name;
+    if (n.size() > 6 && n.compare(n.size() - 6, 6, ".gamma") == 0) n = n.substr(0, n.size() - 6) + ".weight";
+    else if (n.size() > 5 && n.compare(n.size() - 5, 5, ".beta") == 0) n = n.substr(0, n.size() - 5) + ".bias";
+    by_name[n] = &data;
+  }
+
+  Transformer fresh(config, options.seed);  // supplies shapes and, if allowed, a new head
+  LoadReport local;
+  std::map<std::string, torch::Tensor> weights;
+  std::set<std::string> used;
+  for (const auto& [canonical, shape] : weight_shapes(config)) {
+    const std::string hf = hf_weight_name(canonical, config.model_type);
+    auto it = by_name.find(hf);
+    if (it == by_name.end()) it = by_name.find(canonical);  // base-model files without the prefix
+    if (it == by_name.end()) {
+      if (options.allow_new_head && is_head_weight(canonical)) {
+        weights[canonical] = fresh.weights().at(canonical);
+        local.initialised.push_back(hf);
+        continue;
+      }
+      local.missing.push_back(hf);
+      continue;
+    }
+    used.insert(it->first);
+    if (it->second->shape != shape) {
+      std::string got, want;
+      for (auto d : it->second->shape) got += (got.empty() ? "" : ",") + std::to_string(d);
+      for (auto d : shape) want += (want.empty() ? "" : ",") + std::to_string(d);
+      fail("{}: tensor '{}' has shape [{}] but config.json implies [{}]", weights_path, it->first, got, want);
+    }
+    weights[canonical] = to_tensor(*it->second, it->first, weights_path);
+  }
+  for (const auto& kv : by_name) {
+    const std::string& n = kv.first;
+    // Position-id buffers are not parameters.
+    if (used.count(n) || n.find("position_ids") != std::string::npos) continue;
+    local.unexpected.push_back(n);
+  }
+  if (report) *report = local;
+  if (!local.missing.empty())
+    fail("{}: missing {} weight(s): {}", weights_path, local.missing.size(), join_names(local.missing));
+  if (!local.unexpected.empty() && !report)
+    std::cerr << fmt::format("salient: warning: {}: {} unused weight(s): {}\n", weights_path,
+                             local.unexpected.size(), join_names(local.unexpected));
+  Transformer model = fresh;
+  model.set_weights(std::move(weights));
+  model.eval();
+  return model;
+}
+
+void save_model(const Transformer& model, const std::string& dir, DType dtype) {
+  if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
+    fail("save_model: dtype {} not supported (F32, F16, BF16)", dtype_name(dtype));
+  make_dirs(dir);
+  SafetensorsFile file;
+  file.metadata["format"] = "pt";
+  for (const auto& [name, tensor] : model.weights())
+    file.tensors[hf_weight_name(name, model.config().model_type)] = from_tensor(tensor, dtype);
+  write_safetensors(join_path(dir, "model.safetensors"), file);
+  write_file_atomic(join_path(dir, "config.json"), model.config().to_json().dump(2) + "\n");
+}
+
+}  // namespace salient

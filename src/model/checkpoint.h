@@ -1,0 +1,37 @@
+#pragma once
+// Hugging Face model directories: config.json + model.safetensors with the HF parameter names of
+// BertForSequenceClassification, RobertaForSequenceClassification,
+// ElectraForSequenceClassification and DistilBertForSequenceClassification.
+#include <string>
+#include <vector>
+
+#include "model/safetensors.h"
+#include "model/transformer.h"
+
+namespace salient {
+
+struct LoadReport {
+  std::vector<std::string> missing;      // HF names the model needs but the file lacks
+  std::vector<std::string> unexpected;   // names in the file the model does not use
+  std::vector<std::string> initialised;  // missing head weights that were randomly initialised
+};
+
+struct LoadOptions {
+  // A checkpoint without a classification head (a base model) gets a fresh, seeded head instead of
+  // an error. Used when fine-tuning.
+  bool allow_new_head = false;
+  uint64_t seed = 0;
+  // Overrides config.json's labels (fine-tuning a base model on a task with other labels).
+  std::vector<std::string> labels;
+};
+
+// HF parameter name for a canonical one (see transformer.h), e.g.
+// ("encoder.layer.0.attention.self.query.weight", "distilbert") →
+// "distilbert.transformer.layer.0.attention.q_lin.weight".
+std::string hf_weight_name(const std::string& canonical, const std::string& model_type);
+
+Transformer load_model(const std::string& dir, const LoadOptions& options = {}, LoadReport* report = nullptr);
+// Writes config.json and model.safetensors (F32, F16 or BF16) atomically, file by file.
+void save_model(const Transformer& model, const std::string& dir, DType dtype = DType::F32);
+
+}  // namespace salient

@@ -1,0 +1,98 @@
+#include "model/classifier.h"
+
+#include "util/error.h"
+#include "util/io.h"
+
+namespace salient {
+
+Batch make_batch(const std::vector<const Encoding*>& encs, int64_t pad_id, torch::Device device) {
+  Batch b;
+  const int64_t B = static_cast<int64_t>(encs.size());
+  int64_t L = 0;
+  for (const auto* e : encs) L = std::max<int64_t>(L, static_cast<int64_t>(e->ids.size()));
+  auto ids = torch::full({B, L}, pad_id, torch::kLong);
+  auto types = torch::zeros({B, L}, torch::kLong);
+  auto mask = torch::zeros({B, L}, torch::kLong);
+  auto ids_a = ids.accessor<int64_t, 2>(), types_a = types.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < B; ++i) {
+    const Encoding& e = *encs[i];
+    for (size_t j = 0; j < e.ids.size(); ++j) {
+      ids_a[i][j] = e.ids[j];
+      types_a[i][j] = e.type_ids.empty() ? 0 : e.type_ids[j];
+      mask_a[i][j] = 1;
+    }
+    b.lengths.push_back(static_cast<int64_t>(e.ids.size()));
+  }
+  b.input_ids = ids.to(device);
+  b.token_type_ids = types.to(device);
+  b.attention_mask = mask.to(device);
+  return b;
+}
+
+Batch make_batch(const std::vector<Encoding>& encodings, int64_t pad_id, torch::Device device) {
+  std::vector<const Encoding*> ptrs;
+  for (const auto& e : encodings) ptrs.push_back(&e);
+  return make_batch(ptrs, pad_id, device);
+}
+
+Encoding Classifier::encode(const std::string& text, const std::optional<std::string>& pair, int max_length) const {
+  const int limit = static_cast<int>(model.config().max_tokens());
+  if (max_length <= 0 || max_length > limit) max_length = limit;
+  return tokenizer.encode(text, pair, max_length, Truncation::LongestFirst);
+}
+
+Encoding Classifier::encode_ids(const std::vector<int64_t>& ids, const std::vector<int64_t>& type_ids,
+                                const std::string& where) const {
+  const auto& c = model.config();
+  if (ids.empty()) fail("{}: 'input_ids' is empty", where);
+  if (static_cast<int64_t>(ids.size()) > c.max_tokens())
+    fail("{}: {} input_ids but the model allows at most {}", where, ids.size(), c.max_tokens());
+  Encoding e;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= c.vocab_size)
+      fail("{}: input_ids[{}] = {} is outside the vocabulary (0..{})", where, i, ids[i], c.vocab_size - 1);
+    int64_t t = type_ids.empty() ? 0 : type_ids[i];
+    if (t < 0 || (c.type_vocab_size > 0 && t >= c.type_vocab_size) || (c.type_vocab_size == 0 && t != 0))
+      fail("{}: token_type_ids[{}] = {} is out of range for this model", where, i, t);
+    e.ids.push_back(ids[i]);
+    e.type_ids.push_back(t);
+    e.tokens.push_back(ids[i] < static_cast<int64_t>(tokenizer.vocab_size()) ? tokenizer.id_to_token(ids[i]) : "[?]");
+    e.offsets.emplace_back(0, 0);
+    e.word_ids.push_back(-1);
+  }
+  return e;
+}
+
+Classifier load_classifier(const std::string& dir, const LoadOptions& options) {
+  Classifier c;
+  c.dir = dir;
+  c.model = load_model(dir, options);
+  c.tokenizer = WordPieceTokenizer::from_dir(dir);
+  if (static_cast<int64_t>(c.tokenizer.vocab_size()) > c.model.config().vocab_size)
+    fail("{}: tokenizer has {} tokens but config.json vocab_size is {}", dir, c.tokenizer.vocab_size(),
+         c.model.config().vocab_size);
+  return c;
+}
+
+void save_tokenizer(const WordPieceTokenizer& tok, const std::string& dir) {
+  make_dirs(dir);
+  tok.save_vocab(join_path(dir, "vocab.txt"));
+  const auto& o = tok.options();
+  nlohmann::json cfg = {{"tokenizer_class", "BertTokenizer"},
+                        {"do_lower_case", o.lowercase},
+                        {"tokenize_chinese_chars", o.tokenize_chinese_chars},
+                        {"unk_token", o.unk_token}, {"sep_token", o.sep_token}, {"pad_token", o.pad_token},
+                        {"cls_token", o.cls_token}, {"mask_token", o.mask_token}};
+  cfg["strip_accents"] = o.strip_accents ? nlohmann::json(*o.strip_accents) : nlohmann::json(nullptr);
+  write_file_atomic(join_path(dir, "tokenizer_config.json"), cfg.dump(2) + "\n");
+  nlohmann::json special = {{"unk_token", o.unk_token}, {"sep_token", o.sep_token}, {"pad_token", o.pad_token},
+                            {"cls_token", o.cls_token}, {"mask_token", o.mask_token}};
+  write_file_atomic(join_path(dir, "special_tokens_map.json"), special.dump(2) + "\n");
+}
+
+void save_classifier(const Classifier& c, const std::string& dir) {
+  save_tokenizer(c.tokenizer, dir);
+  save_model(c.model, dir);
+}
+
+}  // namespace salient

@@ -1,0 +1,55 @@
+#pragma once
+// Model configuration read from (and written to) a Hugging Face config.json. One canonical set of
+// fields covers BERT, RoBERTa, ELECTRA and DistilBERT; `model_type` records the family so the
+// checkpoint loader can map parameter names and the head layout.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+
+namespace salient {
+
+enum class Activation { GeluExact, GeluTanh, Relu };
+Activation parse_activation(const std::string& name, const std::string& where);
+std::string activation_name(Activation a);
+
+struct ModelConfig {
+  std::string model_type = "bert";  // bert | roberta | electra | distilbert
+  int64_t vocab_size = 30522;
+  int64_t hidden_size = 768;
+  int64_t embedding_size = -1;  // ELECTRA may differ from hidden_size (then a projection); -1 = hidden_size
+  int64_t num_hidden_layers = 12;
+  int64_t num_attention_heads = 12;
+  int64_t intermediate_size = 3072;
+  Activation hidden_act = Activation::GeluExact;
+  double hidden_dropout_prob = 0.1;
+  double attention_probs_dropout_prob = 0.1;
+  double classifier_dropout = -1;  // -1: use hidden_dropout_prob
+  double layer_norm_eps = 1e-12;
+  int64_t max_position_embeddings = 512;
+  int64_t type_vocab_size = 2;  // 0 for DistilBERT (no token-type embeddings)
+  int64_t pad_token_id = 0;
+  // RoBERTa numbers positions from pad_token_id + 1 and skips padding.
+  int64_t position_offset = 0;
+  bool sinusoidal_pos_embds = false;  // DistilBERT option (weights still stored)
+  int64_t num_labels = 2;
+  std::vector<std::string> id2label;  // size num_labels
+  std::string problem_type = "single_label_classification";
+  std::vector<std::string> architectures;
+  nlohmann::json extra;  // unknown fields, written back unchanged
+
+  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  int64_t embed_dim() const { return embedding_size > 0 ? embedding_size : hidden_size; }
+  double classifier_dropout_prob() const { return classifier_dropout >= 0 ? classifier_dropout : hidden_dropout_prob; }
+  int64_t max_tokens() const { return max_position_embeddings - position_offset; }
+
+  // Throws salient::Error naming `path` and the field.
+  static ModelConfig from_json(const nlohmann::json& j, const std::string& path);
+  static ModelConfig from_file(const std::string& path);
+  nlohmann::json to_json() const;  // HF field names for this model_type
+  void validate(const std::string& path) const;
+  int64_t label_id(const std::string& label) const;  // throws on unknown label name
+};
+
+}  // namespace salient

@@ -1,0 +1,325 @@
+#include "model/transformer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <cmath>
+
+#include "util/error.h"
+
+namespace salient {
+
+namespace {
+
+std::string layer_prefix(int64_t i) { return "encoder.layer." + std::to_string(i) + "."; }
+
+}  // namespace
+
+std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) {
+  const int64_t E = c.embed_dim(), Hd = c.hidden_size, I = c.intermediate_size, N = c.num_labels;
+  std::map<std::string, std::vector<int64_t>> s;
+  s["embeddings.word_embeddings.weight"] = {c.vocab_size, E};
+  s["embeddings.position_embeddings.weight"] = {c.max_position_embeddings, E};
+  if (c.type_vocab_size > 0) s["embeddings.token_type_embeddings.weight"] = {c.type_vocab_size, E};
+  s["embeddings.LayerNorm.weight"] = {E};
+  s["embeddings.LayerNorm.bias"] = {E};
+  if (E != Hd) {
+    s["embeddings_project.weight"] = {Hd, E};
+    s["embeddings_project.bias"] = {Hd};
+  }
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = layer_prefix(i);
+    for (const char* m : {"attention.self.query", "attention.self.key", "attention.self.value",
+                          "attention.output.dense"}) {
+      s[p + m + ".weight"] = {Hd, Hd};
+      s[p + m + ".bias"] = {Hd};
+    }
+    s[p + "attention.output.LayerNorm.weight"] = {Hd};
+    s[p + "attention.output.LayerNorm.bias"] = {Hd};
+    s[p + "intermediate.dense.weight"] = {I, Hd};
+    s[p + "intermediate.dense.bias"] = {I};
+    s[p + "output.dense.weight"] = {Hd, I};
+    s[p + "output.dense.bias"] = {Hd};
+    s[p + "output.LayerNorm.weight"] = {Hd};
+    s[p + "output.LayerNorm.bias"] = {Hd};
+  }
+  if (c.model_type == "bert") {
+    s["pooler.dense.weight"] = {Hd, Hd};
+    s["pooler.dense.bias"] = {Hd};
+    s["classifier.weight"] = {N, Hd};
+    s["classifier.bias"] = {N};
+  } else if (c.model_type == "roberta" || c.model_type == "electra") {
+    s["classifier.dense.weight"] = {Hd, Hd};
+    s["classifier.dense.bias"] = {Hd};
+    s["classifier.out_proj.weight"] = {N, Hd};
+    s["classifier.out_proj.bias"] = {N};
+  } else if (c.model_type == "distilbert") {
+    s["pre_classifier.weight"] = {Hd, Hd};
+    s["pre_classifier.bias"] = {Hd};
+    s["classifier.weight"] = {N, Hd};
+    s["classifier.bias"] = {N};
+  } else {
+    fail("unsupported model_type '{}'", c.model_type);
+  }
+  return s;
+}
+
+Transformer::Transformer(ModelConfig config, uint64_t seed) : config_(std::move(config)) {
+  auto gen = at::detail::createCPUGenerator(seed);
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, shape] : weight_shapes(config_)) {
+    torch::Tensor t = torch::empty(shape, torch::kFloat32);
+    const bool is_norm = name.find("LayerNorm") != std::string::npos;
+    const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (is_norm && !is_bias) t.fill_(1.0);
+    else if (is_bias) t.zero_();
+    else t.normal_(0.0, 0.02, gen);
+    weights_[name] = t;
+  }
+  // HF zeroes the padding row of the word embeddings.
+  if (config_.pad_token_id >= 0 && config_.pad_token_id < config_.vocab_size)
+    weights_["embeddings.word_embeddings.weight"][config_.pad_token_id].zero_();
+  bind();
+}
+
+const torch::Tensor& Transformer::w(const std::string& name) const {
+  auto it = weights_.find(name);
+  if (it == weights_.end()) fail("model has no weight '{}'", name);
+  return it->second;
+}
+
+void Transformer::bind() {
+  layers_.clear();
+  for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
+    const std::string p = layer_prefix(i);
+    LayerWeights l;
+    l.q_w = w(p + "attention.self.query.weight");
+    l.q_b = w(p + "attention.self.query.bias");
+    l.k_w = w(p + "attention.self.key.weight");
+    l.k_b = w(p + "attention.self.key.bias");
+    l.v_w = w(p + "attention.self.value.weight");
+    l.v_b = w(p + "attention.self.value.bias");
+    l.o_w = w(p + "attention.output.dense.weight");
+    l.o_b = w(p + "attention.output.dense.bias");
+    l.ln1_w = w(p + "attention.output.LayerNorm.weight");
+    l.ln1_b = w(p + "attention.output.LayerNorm.bias");
+    l.i_w = w(p + "intermediate.dense.weight");
+    l.i_b = w(p + "intermediate.dense.bias");
+    l.out_w = w(p + "output.dense.weight");
+    l.out_b = w(p + "output.dense.bias");
+    l.ln2_w = w(p + "output.LayerNorm.weight");
+    l.ln2_b = w(p + "output.LayerNorm.bias");
+    layers_.push_back(l);
+  }
+}
+
+std::vector<std::string> Transformer::expected_weight_names() const {
+  std::vector<std::string> names;
+  for (const auto& kv : weight_shapes(config_)) names.push_back(kv.first);
+  return names;
+}
+
+void Transformer::set_weights(std::map<std::string, torch::Tensor> weights) {
+  weights_ = std::move(weights);
+  bind();
+}
+
+std::vector<torch::Tensor> Transformer::parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& kv : weights_) out.push_back(kv.second);
+  return out;
+}
+
+void Transformer::set_requires_grad(bool on) {
+  for (auto& kv : weights_) kv.second.requires_grad_(on);
+}
+
+void Transformer::to(torch::Device device, torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  for (auto& kv : weights_) {
+    const bool rg = kv.second.requires_grad();
+    kv.second = kv.second.to(device, dtype).detach().requires_grad_(rg);
+  }
+  bind();
+}
+
+void Transformer::to(torch::Dtype dtype) { to(device(), dtype); }
+
+torch::Device Transformer::device() const { return weights_.begin()->second.device(); }
+torch::Dtype Transformer::dtype() const { return weights_.begin()->second.scalar_type(); }
+
+int64_t Transformer::parameter_count() const {
+  int64_t n = 0;
+  for (const auto& kv : weights_) n += kv.second.numel();
+  return n;
+}
+
+Transformer Transformer::clone() const {
+  Transformer copy;
+  copy.config_ = config_;
+  copy.training_ = training_;
+  torch::NoGradGuard no_grad;
+  for (const auto& kv : weights_)
+    copy.weights_[kv.first] = kv.second.detach().clone().requires_grad_(kv.second.requires_grad());
+  copy.bind();
+  return copy;
+}
+
+torch::Tensor Transformer::activation(const torch::Tensor& x) const {
+  switch (config_.hidden_act) {
+    case Activation::GeluExact: return torch::gelu(x);
+    case Activation::GeluTanh: return torch::gelu(x, "tanh");
+    case Activation::Relu: return torch::relu(x);
+  }
+  return x;
+}
+
+torch::Tensor Transformer::dropout(const torch::Tensor& x, double p) const {
+  return (training_ && p > 0) ? torch::dropout(x, p, true) : x;
+}
+
+torch::Tensor Transformer::word_embeddings(const torch::Tensor& input_ids) const {
+  return torch::embedding(w("embeddings.word_embeddings.weight"), input_ids);
+}
+
+torch::Tensor Transformer::embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                 const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds) const {
+  torch::Tensor x = inputs_embeds.defined() ? inputs_embeds : word_embeddings(input_ids);
+  const int64_t B = x.size(0), L = x.size(1);
+  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(x.device());
+  if (L > config_.max_tokens())
+    fail("input has {} tokens but the model allows at most {}", L, config_.max_tokens());
+  torch::Tensor positions;
+  if (config_.model_type == "roberta") {
+    // RoBERTa numbers real tokens from pad_token_id + 1; padding gets pad_token_id.
+    torch::Tensor m = attention_mask.defined() ? attention_mask.to(torch::kLong)
+                                               : torch::ones({B, L}, long_opts);
+    positions = torch::cumsum(m, 1) * m + config_.pad_token_id;
+  } else {
+    positions = torch::arange(L, long_opts).unsqueeze(0).expand({B, L});
+  }
+  x = x + torch::embedding(w("embeddings.position_embeddings.weight"), positions);
+  if (config_.type_vocab_size > 0) {
+    torch::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros({B, L}, long_opts);
+    x = x + torch::embedding(w("embeddings.token_type_embeddings.weight"), types);
+  }
+  x = torch::layer_norm(x, {config_.embed_dim()}, w("embeddings.LayerNorm.weight"),
+                        w("embeddings.LayerNorm.bias"), config_.layer_norm_eps);
+  x = dropout(x, config_.hidden_dropout_prob);
+  if (config_.embed_dim() != config_.hidden_size)
+    x = torch::linear(x, w("embeddings_project.weight"), w("embeddings_project.bias"));
+  return x;
+}
+
+torch::Tensor Transformer::extended_mask(const torch::Tensor& attention_mask, int64_t batch, int64_t length) const {
+  auto opts = torch::TensorOptions().dtype(dtype()).device(device());
+  if (!attention_mask.defined()) return torch::zeros({batch, 1, 1, length}, opts);
+  return ((1.0 - attention_mask.to(opts)) * -10000.0).view({batch, 1, 1, length});
+}
+
+QKV Transformer::project_qkv(int64_t layer, const torch::Tensor& hidden) const {
+  const LayerWeights& l = layers_.at(layer);
+  const int64_t B = hidden.size(0), L = hidden.size(1), H = num_heads(), D = config_.head_dim();
+  auto heads = [&](const torch::Tensor& t) { return t.view({B, L, H, D}).transpose(1, 2); };
+  return {heads(torch::linear(hidden, l.q_w, l.q_b)), heads(torch::linear(hidden, l.k_w, l.k_b)),
+          heads(torch::linear(hidden, l.v_w, l.v_b))};
+}
+
+torch::Tensor Transformer::attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
+  return torch::matmul(qkv.q, qkv.k.transpose(-1, -2)) * scale + ext_mask;
+}
+
+torch::Tensor Transformer::finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
+                                        const torch::Tensor& v) const {
+  const LayerWeights& l = layers_.at(layer);
+  const int64_t Hd = config_.hidden_size;
+  // probs may carry a leading batch larger than hidden's (e.g. m integration points sharing one
+  // input); broadcasting in matmul and the residual handles it.
+  torch::Tensor ctx = torch::matmul(probs, v);  // [B', H, L, D]
+  const int64_t B = ctx.size(0), L = ctx.size(2);
+  ctx = ctx.transpose(1, 2).reshape({B, L, Hd});
+  torch::Tensor attn_out = dropout(torch::linear(ctx, l.o_w, l.o_b), config_.hidden_dropout_prob);
+  torch::Tensor h1 = torch::layer_norm(attn_out + hidden, {Hd}, l.ln1_w, l.ln1_b, config_.layer_norm_eps);
+  torch::Tensor ff = activation(torch::linear(h1, l.i_w, l.i_b));
+  ff = dropout(torch::linear(ff, l.out_w, l.out_b), config_.hidden_dropout_prob);
+  return torch::layer_norm(ff + h1, {Hd}, l.ln2_w, l.ln2_b, config_.layer_norm_eps);
+}
+
+torch::Tensor Transformer::layer_forward(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask,
+                                         const LayerHooks* hooks, ForwardResult* record,
+                                         const ForwardRequest* req) const {
+  QKV qkv = project_qkv(layer, hidden);
+  torch::Tensor scores = attention_scores(qkv, ext_mask);
+  torch::Tensor probs = torch::softmax(scores, -1);
+  if (hooks) {
+    if (hooks->attn_override.defined()) probs = hooks->attn_override;
+    if (hooks->attn_scale.defined()) probs = probs * hooks->attn_scale;
+    if (hooks->head_mask.defined()) {
+      const torch::Tensor& hm = hooks->head_mask;
+      probs = probs * (hm.dim() == 1 ? hm.view({1, -1, 1, 1}) : hm.view({hm.size(0), hm.size(1), 1, 1}));
+    }
+  }
+  probs = dropout(probs, config_.attention_probs_dropout_prob);
+  if (record && req) {
+    if (req->want_attentions) record->attentions.push_back(probs);
+    if (req->want_attention_logits) record->attention_logits.push_back(scores);
+    if (req->want_queries_keys) {
+      record->queries.push_back(qkv.q);
+      record->keys.push_back(qkv.k);
+    }
+  }
+  return finish_layer(layer, hidden, probs, qkv.v);
+}
+
+torch::Tensor Transformer::run_layers(int64_t from, torch::Tensor hidden, const torch::Tensor& ext_mask,
+                                      const std::vector<LayerHooks>& hooks) const {
+  for (int64_t i = from; i < num_layers(); ++i)
+    hidden = layer_forward(i, hidden, ext_mask, hooks.empty() ? nullptr : &hooks[i]);
+  return hidden;
+}
+
+torch::Tensor Transformer::classify(const torch::Tensor& last_hidden) const {
+  torch::Tensor x = last_hidden.select(1, 0);  // first token: [CLS] / <s>
+  const double p = config_.classifier_dropout_prob();
+  const std::string& type = config_.model_type;
+  if (type == "bert") {
+    torch::Tensor pooled = torch::tanh(torch::linear(x, w("pooler.dense.weight"), w("pooler.dense.bias")));
+    return torch::linear(dropout(pooled, p), w("classifier.weight"), w("classifier.bias"));
+  }
+  if (type == "roberta" || type == "electra") {
+    x = torch::linear(dropout(x, p), w("classifier.dense.weight"), w("classifier.dense.bias"));
+    x = type == "roberta" ? torch::tanh(x) : torch::gelu(x);
+    return torch::linear(dropout(x, p), w("classifier.out_proj.weight"), w("classifier.out_proj.bias"));
+  }
+  // distilbert
+  x = torch::relu(torch::linear(x, w("pre_classifier.weight"), w("pre_classifier.bias")));
+  return torch::linear(dropout(x, p), w("classifier.weight"), w("classifier.bias"));
+}
+
+ForwardResult Transformer::forward(const ForwardRequest& req) const {
+  if (!req.input_ids.defined() && !req.inputs_embeds.defined()) fail("forward: neither input_ids nor inputs_embeds given");
+  if (!req.hooks.empty() && static_cast<int64_t>(req.hooks.size()) != num_layers())
+    fail("forward: {} layer hooks given for a model with {} layers", req.hooks.size(), num_layers());
+  const torch::Tensor& shape_src = req.inputs_embeds.defined() ? req.inputs_embeds : req.input_ids;
+  const int64_t B = shape_src.size(0), L = shape_src.size(1);
+  ForwardResult out;
+  torch::Tensor hidden = embed(req.input_ids, req.token_type_ids, req.attention_mask, req.inputs_embeds);
+  torch::Tensor ext = extended_mask(req.attention_mask, B, L);
+  if (req.want_hidden_states) out.hidden_states.push_back(hidden);
+  for (int64_t i = 0; i < num_layers(); ++i) {
+    hidden = layer_forward(i, hidden, ext, req.hooks.empty() ? nullptr : &req.hooks[i], &out, &req);
+    if (req.want_hidden_states) out.hidden_states.push_back(hidden);
+  }
+  out.logits = classify(hidden);
+  return out;
+}
+
+torch::Tensor Transformer::logits(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                  const torch::Tensor& attention_mask) const {
+  ForwardRequest req;
+  req.input_ids = input_ids;
+  req.token_type_ids = token_type_ids;
+  req.attention_mask = attention_mask;
+  return forward(req).logits;
+}
+
+}  // namespace salient

@@ -1,0 +1,121 @@
+#pragma once
+// BERT-family sequence classifier written as plain functions over named weight tensors, with the
+// attention of every layer open to autograd: it can be read (probabilities, logits, queries, keys,
+// hidden states) and replaced, scaled or head-masked, and every step is differentiable (also to
+// second order). Weights live in one map under canonical BERT names; checkpoint.h maps them to
+// each family's Hugging Face names.
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+
+namespace salient {
+
+// Per-layer interventions on the attention probabilities, applied in this order:
+// override (replace softmax output) → scale (multiply) → head_mask (multiply per head).
+// Undefined tensors are not applied.
+struct LayerHooks {
+  torch::Tensor attn_override;  // [B, H, L, L]
+  torch::Tensor attn_scale;     // broadcastable to [B, H, L, L], e.g. [B,1,1,1] of α
+  torch::Tensor head_mask;      // [H] or [B, H]
+};
+
+struct ForwardRequest {
+  torch::Tensor input_ids;       // [B, L] int64 (may be undefined when inputs_embeds is given)
+  torch::Tensor token_type_ids;  // [B, L] int64, optional (zeros)
+  torch::Tensor attention_mask;  // [B, L] 1 = token, 0 = padding; optional (all ones)
+  torch::Tensor inputs_embeds;   // [B, L, E]: used instead of the word-embedding lookup
+  std::vector<LayerHooks> hooks; // empty, or one per layer
+  bool want_attentions = false;        // probabilities actually used (after hooks)
+  bool want_attention_logits = false;  // scaled scores + mask, before softmax
+  bool want_queries_keys = false;      // [B, H, L, D] each
+  bool want_hidden_states = false;     // embeddings output + each layer's output
+};
+
+struct ForwardResult {
+  torch::Tensor logits;  // [B, num_labels]
+  std::vector<torch::Tensor> attentions, attention_logits, queries, keys;
+  std::vector<torch::Tensor> hidden_states;  // num_layers + 1 when requested
+};
+
+// Q, K, V of one layer, already split into heads: [B, H, L, D].
+struct QKV {
+  torch::Tensor q, k, v;
+};
+
+class Transformer {
+ public:
+  Transformer() = default;
+  // Random initialisation as in HF (normal(0, 0.02), zero biases, LayerNorm 1/0), seeded.
+  Transformer(ModelConfig config, uint64_t seed);
+
+  ForwardResult forward(const ForwardRequest& req) const;
+  torch::Tensor logits(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids = {},
+                       const torch::Tensor& attention_mask = {}) const;
+
+  // Building blocks, for methods that re-run part of the network (e.g. attention attribution
+  // reuses the layers below the attributed one).
+  torch::Tensor word_embeddings(const torch::Tensor& input_ids) const;  // [B, L, E]
+  torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                      const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds = {}) const;
+  // Additive mask [B, 1, 1, L]: 0 for tokens, -10000 for padding.
+  torch::Tensor extended_mask(const torch::Tensor& attention_mask, int64_t batch, int64_t length) const;
+  QKV project_qkv(int64_t layer, const torch::Tensor& hidden) const;
+  torch::Tensor attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const;  // pre-softmax
+  // Context from probabilities and V, then output projection, residual, LayerNorm, feed-forward.
+  torch::Tensor finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
+                             const torch::Tensor& v) const;
+  torch::Tensor layer_forward(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask,
+                              const LayerHooks* hooks = nullptr, ForwardResult* record = nullptr,
+                              const ForwardRequest* req = nullptr) const;
+  // Runs layers [from, num_layers) with optional hooks (indexed by absolute layer).
+  torch::Tensor run_layers(int64_t from, torch::Tensor hidden, const torch::Tensor& ext_mask,
+                           const std::vector<LayerHooks>& hooks = {}) const;
+  torch::Tensor classify(const torch::Tensor& last_hidden) const;  // [B, L, Hd] → logits
+
+  const ModelConfig& config() const { return config_; }
+  int64_t num_layers() const { return config_.num_hidden_layers; }
+  int64_t num_heads() const { return config_.num_attention_heads; }
+
+  // Canonical name → tensor. Names are BERT's without the "bert." prefix, e.g.
+  // "encoder.layer.0.attention.self.query.weight"; see checkpoint.cpp for the other families.
+  const std::map<std::string, torch::Tensor>& weights() const { return weights_; }
+  std::vector<std::string> expected_weight_names() const;
+  // Replaces the weights (after validation of names and shapes by the caller) and rebinds.
+  void set_weights(std::map<std::string, torch::Tensor> weights);
+  std::vector<torch::Tensor> parameters() const;
+  void set_requires_grad(bool on);
+  void to(torch::Device device, torch::Dtype dtype);
+  void to(torch::Dtype dtype);
+  torch::Device device() const;
+  torch::Dtype dtype() const;
+  int64_t parameter_count() const;
+
+  bool training() const { return training_; }
+  void train(bool on = true) { training_ = on; }
+  void eval() { training_ = false; }
+  // A deep copy (independent weights).
+  Transformer clone() const;
+
+ private:
+  struct LayerWeights {
+    torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
+  };
+  void bind();
+  torch::Tensor activation(const torch::Tensor& x) const;
+  torch::Tensor dropout(const torch::Tensor& x, double p) const;
+  const torch::Tensor& w(const std::string& name) const;
+
+  ModelConfig config_;
+  std::map<std::string, torch::Tensor> weights_;
+  std::vector<LayerWeights> layers_;
+  bool training_ = false;
+};
+
+// Shapes of every canonical weight for a config (used for init and checkpoint validation).
+std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& config);
+
+}  // namespace salient

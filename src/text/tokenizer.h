@@ -1,0 +1,91 @@
+#pragma once
+// WordPiece tokenizer that reproduces Hugging Face BertTokenizer / tokenizers' BertNormalizer +
+// BertPreTokenizer + WordPiece, including character offsets and word alignment.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace salient {
+
+enum class Truncation { LongestFirst, OnlyFirst, OnlySecond, DoNotTruncate };
+Truncation parse_truncation(const std::string& name);  // "longest_first", "only_first", ...
+
+struct Encoding {
+  std::vector<int64_t> ids;
+  std::vector<std::string> tokens;
+  std::vector<int64_t> type_ids;
+  // Byte offsets [begin, end) into the original UTF-8 text of the segment the token came from
+  // (segment given by type_ids); special tokens get (0, 0).
+  std::vector<std::pair<size_t, size_t>> offsets;
+  // Index of the pre-tokenized word (whitespace + punctuation split, as HF word_ids) within its
+  // segment; -1 for special tokens.
+  std::vector<int64_t> word_ids;
+  bool truncated = false;  // tokens were dropped to fit max_length
+};
+
+struct TokenizerOptions {
+  bool lowercase = true;
+  std::optional<bool> strip_accents;  // unset: follows lowercase (HF behaviour)
+  bool tokenize_chinese_chars = true;
+  bool clean_text = true;
+  int max_input_chars_per_word = 100;
+  std::string unk_token = "[UNK]", cls_token = "[CLS]", sep_token = "[SEP]", pad_token = "[PAD]",
+              mask_token = "[MASK]";
+  std::string continuing_subword_prefix = "##";
+};
+
+class WordPieceTokenizer {
+ public:
+  WordPieceTokenizer() = default;
+  WordPieceTokenizer(std::vector<std::string> vocab, TokenizerOptions options);
+
+  // vocab.txt: one token per line, line index = id.
+  static WordPieceTokenizer from_vocab_file(const std::string& path, TokenizerOptions options = {});
+  // tokenizer.json (HF fast tokenizer, WordPiece model + BertNormalizer).
+  static WordPieceTokenizer from_tokenizer_json(const std::string& path);
+  // A model directory: tokenizer.json if present, else vocab.txt (+ tokenizer_config.json for
+  // do_lower_case / strip_accents).
+  static WordPieceTokenizer from_dir(const std::string& dir);
+
+  // Full encoding with [CLS] ... [SEP] (... [SEP]). max_length <= 0 means no truncation.
+  Encoding encode(const std::string& text, const std::optional<std::string>& pair = std::nullopt,
+                  int max_length = 0, Truncation truncation = Truncation::LongestFirst) const;
+
+  // Normalize + pre-tokenize + WordPiece without special tokens. Offsets into `text`.
+  Encoding tokenize(const std::string& text) const;
+
+  // Words as the pre-tokenizer sees them, with byte offsets.
+  std::vector<std::pair<std::string, std::pair<size_t, size_t>>> pre_tokenize(const std::string& text) const;
+
+  int64_t token_to_id(const std::string& token) const;  // unk id when absent
+  const std::string& id_to_token(int64_t id) const;     // throws salient::Error when out of range
+  bool has_token(const std::string& token) const;
+  size_t vocab_size() const { return vocab_.size(); }
+  const std::vector<std::string>& vocab() const { return vocab_; }
+  const TokenizerOptions& options() const { return options_; }
+
+  int64_t cls_id() const { return cls_id_; }
+  int64_t sep_id() const { return sep_id_; }
+  int64_t pad_id() const { return pad_id_; }
+  int64_t unk_id() const { return unk_id_; }
+  int64_t mask_id() const { return mask_id_; }
+  bool is_special(int64_t id) const;
+
+  void save_vocab(const std::string& path) const;  // vocab.txt, atomically
+
+ private:
+  std::vector<std::string> vocab_;
+  std::unordered_map<std::string, int64_t> index_;
+  TokenizerOptions options_;
+  int64_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
+};
+
+// For every token of `enc` (from segment `segment`), the index of the whitespace-separated word of
+// `text` that contains the token's first byte; -1 for special tokens and other segments. Used to
+// project word-level rationales (datasets store words split on whitespace) onto word pieces.
+std::vector<int64_t> whitespace_word_ids(const std::string& text, const Encoding& enc, int64_t segment = 0);
+
+}  // namespace salient

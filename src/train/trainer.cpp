@@ -1,0 +1,286 @@
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+#include "util/error.h"
+#include "util/io.h"
+#include "util/progress.h"
+
+namespace salient {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+WordPieceTokenizer load_vocab(const std::string& path) {
+  if (dir_exists(path)) return WordPieceTokenizer::from_dir(path);
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return WordPieceTokenizer::from_tokenizer_json(path);
+  return WordPieceTokenizer::from_vocab_file(path);
+}
+
+std::vector<Encoding> encode_all(const WordPieceTokenizer& tok, const Dataset& data, int64_t max_length,
+                                 int64_t* truncated) {
+  std::vector<Encoding> out;
+  out.reserve(data.records.size());
+  for (const auto& r : data.records) {
+    out.push_back(tok.encode(r.text, r.text_pair, static_cast<int>(max_length), Truncation::LongestFirst));
+    if (out.back().truncated && truncated) ++*truncated;
+  }
+  return out;
+}
+
+// Batches of similar length: shuffle, sort within windows of 50 batches, shuffle the batches.
+std::vector<std::vector<int64_t>> bucketed_batches(const std::vector<Encoding>& encs, const std::vector<int64_t>& subset,
+                                                   int64_t batch_size, std::mt19937_64& rng) {
+  std::vector<int64_t> order = subset;
+  std::shuffle(order.begin(), order.end(), rng);
+  const size_t window = static_cast<size_t>(batch_size) * 50;
+  for (size_t s = 0; s < order.size(); s += window) {
+    auto end = order.begin() + std::min(order.size(), s + window);
+    std::stable_sort(order.begin() + s, end, [&](int64_t a, int64_t b) { return encs[a].ids.size() < encs[b].ids.size(); });
+  }
+  std::vector<std::vector<int64_t>> batches;
+  for (size_t s = 0; s < order.size(); s += batch_size)
+    batches.emplace_back(order.begin() + s, order.begin() + std::min(order.size(), s + batch_size));
+  std::shuffle(batches.begin(), batches.end(), rng);
+  return batches;
+}
+
+double metric_value(const ClassificationMetrics& m, const std::string& name) {
+  if (name == "accuracy") return m.accuracy;
+  if (name == "macro_f1") return m.macro_f1;
+  if (name == "mcc") return m.mcc;
+  fail("--select-metric: unknown metric '{}' (accuracy, macro_f1, mcc)", name);
+}
+
+nlohmann::json metrics_json(const ClassificationMetrics& m) {
+  return {{"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}, {"mcc", m.mcc}, {"count", m.count}};
+}
+
+ClassificationMetrics metrics_from_json(const nlohmann::json& j) {
+  ClassificationMetrics m;
+  m.accuracy = j.at("accuracy");
+  m.macro_f1 = j.at("macro_f1");
+  m.mcc = j.at("mcc");
+  m.count = j.at("count");
+  return m;
+}
+
+bool no_decay(const std::string& name) {
+  return name.find("LayerNorm") != std::string::npos || name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+}
+
+}  // namespace
+
+std::vector<int64_t> predict_labels(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
+  std::vector<int64_t> order(encs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return encs[a].ids.size() < encs[b].ids.size(); });
+  std::vector<int64_t> pred(encs.size(), -1);
+  torch::NoGradGuard no_grad;
+  for (size_t s = 0; s < order.size(); s += batch_size) {
+    std::vector<const Encoding*> chunk;
+    for (size_t i = s; i < std::min(order.size(), s + batch_size); ++i) chunk.push_back(&encs[order[i]]);
+    Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
+    auto am = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).argmax(-1).cpu();
+    for (size_t i = 0; i < chunk.size(); ++i) pred[order[s + i]] = am[i].item<int64_t>();
+  }
+  return pred;
+}
+
+ClassificationMetrics evaluate_classifier(const Classifier& clf, const Dataset& data, int64_t max_length,
+                                          int64_t batch_size) {
+  std::vector<Encoding> encs = encode_all(clf.tokenizer, data, max_length, nullptr);
+  std::vector<int64_t> gold;
+  for (const auto& r : data.records) gold.push_back(r.label);
+  return classification_metrics(gold, predict_labels(clf, encs, batch_size), clf.model.config().num_labels);
+}
+
+TrainResult train_classifier(const TrainOptions& o) {
+  if (o.output_dir.empty()) fail("--out: an output directory is required");
+  if (o.epochs <= 0) fail("--epochs: must be positive (got {})", o.epochs);
+  if (o.batch_size <= 0) fail("--batch-size: must be positive (got {})", o.batch_size);
+  if (o.lr <= 0) fail("--lr: must be positive (got {})", o.lr);
+  if (o.max_length < 4) fail("--max-length: must be at least 4 (got {})", o.max_length);
+  metric_value({}, o.select_metric);
+
+  Dataset train = load_dataset(o.train_data, o.data_dir);
+  Dataset dev = load_dataset(o.dev_data, o.data_dir);
+  if (train.records.empty()) fail("{}: no training examples", o.train_data);
+  if (dev.records.empty()) fail("{}: no evaluation examples", o.dev_data);
+  for (const auto* d : {&train, &dev})
+    for (const auto& r : d->records)
+      if (r.label < 0 || r.label >= static_cast<int64_t>(train.label_names.size()))
+        fail("{}: example '{}' has no usable label", d == &train ? o.train_data : o.dev_data, r.id);
+
+  const std::string ckpt_dir = join_path(o.output_dir, "checkpoint");
+  const std::string state_path = join_path(ckpt_dir, "trainer_state.json");
+  const bool resuming = o.resume && file_exists(state_path);
+
+  Classifier clf;
+  if (resuming) {
+    clf = load_classifier(ckpt_dir);
+  } else if (!o.init_model.empty()) {
+    LoadOptions lo;
+    lo.allow_new_head = true;
+    lo.seed = o.seed;
+    lo.labels = train.label_names;
+    clf = load_classifier(o.init_model, lo);
+  } else {
+    if (o.vocab.empty()) fail("--vocab: needed when training from scratch (a vocab.txt or tokenizer directory)");
+    clf.tokenizer = load_vocab(o.vocab);
+    nlohmann::json cfg = {{"model_type", o.model_type},
+                          {"architectures", {o.model_type == "bert" ? "BertForSequenceClassification" : "ForSequenceClassification"}},
+                          {"vocab_size", clf.tokenizer.vocab_size()},
+                          {"hidden_size", o.hidden_size}, {"num_hidden_layers", o.num_layers},
+                          {"num_attention_heads", o.num_heads}, {"intermediate_size", o.intermediate_size},
+                          {"hidden_act", o.activation}, {"hidden_dropout_prob", o.dropout},
+                          {"attention_probs_dropout_prob", o.attention_dropout},
+                          {"max_position_embeddings", o.max_length}, {"type_vocab_size", 2},
+                          {"layer_norm_eps", 1e-12}, {"pad_token_id", clf.tokenizer.pad_id()}};
+    nlohmann::json id2label = nlohmann::json::object();
+    for (size_t i = 0; i < train.label_names.size(); ++i) id2label[std::to_string(i)] = train.label_names[i];
+    cfg["id2label"] = id2label;
+    if (o.model_type != "bert") fail("--model-type: training from scratch supports 'bert' (got '{}')", o.model_type);
+    clf.model = Transformer(ModelConfig::from_json(cfg, "<train options>"), o.seed);
+  }
+  const int64_t max_len = std::min<int64_t>(o.max_length, clf.model.config().max_tokens());
+
+  int64_t truncated = 0;
+  std::vector<Encoding> train_enc = encode_all(clf.tokenizer, train, max_len, &truncated);
+  std::vector<Encoding> dev_enc = encode_all(clf.tokenizer, dev, max_len, &truncated);
+  if (truncated > 0)
+    std::fprintf(stderr, "salient: note: %lld example(s) truncated to %lld tokens\n", (long long)truncated, (long long)max_len);
+  std::vector<int64_t> dev_gold;
+  for (const auto& r : dev.records) dev_gold.push_back(r.label);
+
+  std::vector<int64_t> subset(train.records.size());
+  std::iota(subset.begin(), subset.end(), 0);
+  if (o.max_train_examples > 0 && o.max_train_examples < static_cast<int64_t>(subset.size())) {
+    std::mt19937_64 pick(o.seed ^ 0x5eed);
+    std::shuffle(subset.begin(), subset.end(), pick);
+    subset.resize(o.max_train_examples);
+  }
+
+  clf.model.set_requires_grad(true);
+  std::vector<torch::Tensor> decay, plain;
+  for (const auto& [name, t] : clf.model.weights()) (no_decay(name) ? plain : decay).push_back(t);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay)));
+  groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(o.lr).weight_decay(0.0)));
+  torch::optim::AdamW optimizer(std::move(groups));
+
+  const int64_t steps_per_epoch = (static_cast<int64_t>(subset.size()) + o.batch_size - 1) / o.batch_size;
+  const int64_t total_steps = steps_per_epoch * o.epochs;
+  const int64_t warmup = static_cast<int64_t>(o.warmup_ratio * total_steps);
+
+  TrainResult result;
+  int start_epoch = 0;
+  int64_t step = 0;
+  double best_value = -1e300, trained_seconds = 0;
+  if (resuming) {
+    nlohmann::json st = parse_json_file(state_path);
+    start_epoch = st.at("epochs_done");
+    step = st.at("step");
+    best_value = st.at("best_value");
+    trained_seconds = st.at("train_seconds");
+    result.best_epoch = st.at("best_epoch");
+    if (st.contains("best")) result.best = metrics_from_json(st["best"]);
+    for (const auto& h : st.at("history")) {
+      EpochRecord r;
+      r.epoch = h.at("epoch");
+      r.train_loss = h.at("train_loss");
+      r.seconds = h.at("seconds");
+      r.dev = metrics_from_json(h.at("dev"));
+      result.history.push_back(r);
+    }
+    torch::load(optimizer, join_path(ckpt_dir, "optimizer.pt"));
+    std::fprintf(stderr, "salient: resuming from %s after epoch %d\n", ckpt_dir.c_str(), start_epoch);
+  }
+
+  const auto train_start = Clock::now();
+  bool out_of_time = false;
+  for (int epoch = start_epoch; epoch < o.epochs && !out_of_time; ++epoch) {
+    // Batch order depends only on (seed, epoch), so a resumed run repeats the same schedule.
+    std::mt19937_64 rng(o.seed * 1000003ULL + static_cast<uint64_t>(epoch));
+    torch::manual_seed(o.seed * 7919ULL + epoch);
+    auto batches = bucketed_batches(train_enc, subset, o.batch_size, rng);
+    clf.model.train(true);
+    Progress bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs), static_cast<int64_t>(batches.size()), "batch");
+    double loss_sum = 0;
+    int64_t loss_count = 0;
+    const auto epoch_start = Clock::now();
+    for (const auto& idx : batches) {
+      if (o.max_minutes > 0 && trained_seconds + seconds_since(train_start) > o.max_minutes * 60) {
+        out_of_time = true;
+        break;
+      }
+      std::vector<const Encoding*> chunk;
+      std::vector<int64_t> labels;
+      for (int64_t i : idx) {
+        chunk.push_back(&train_enc[i]);
+        labels.push_back(train.records[i].label);
+      }
+      Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
+      double lr_scale = step < warmup ? double(step + 1) / std::max<int64_t>(1, warmup)
+                                      : std::max(0.0, double(total_steps - step) / std::max<int64_t>(1, total_steps - warmup));
+      for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(o.lr * lr_scale);
+      optimizer.zero_grad();
+      auto logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask);
+      auto loss = torch::cross_entropy_loss(logits, torch::tensor(labels, torch::kLong).to(logits.device()));
+      loss.backward();
+      if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(clf.model.parameters(), o.clip_norm);
+      optimizer.step();
+      ++step;
+      loss_sum += loss.item<double>() * idx.size();
+      loss_count += static_cast<int64_t>(idx.size());
+      bar.update(1, fmt::format("loss {:.4f} lr {:.2e}", loss_sum / loss_count, o.lr * lr_scale));
+    }
+    bar.finish(fmt::format("loss {:.4f}", loss_count ? loss_sum / loss_count : 0.0));
+    clf.model.eval();
+    EpochRecord rec;
+    rec.epoch = epoch + 1;
+    rec.train_loss = loss_count ? loss_sum / loss_count : 0.0;
+    rec.seconds = seconds_since(epoch_start);
+    rec.dev = classification_metrics(dev_gold, predict_labels(clf, dev_enc), clf.model.config().num_labels);
+    result.history.push_back(rec);
+    std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
+                 rec.train_loss, rec.dev.accuracy, rec.dev.macro_f1, rec.dev.mcc, format_duration(rec.seconds).c_str());
+    const double value = metric_value(rec.dev, o.select_metric);
+    if (value > best_value) {
+      best_value = value;
+      result.best = rec.dev;
+      result.best_epoch = rec.epoch;
+      clf.model.set_requires_grad(false);
+      save_classifier(clf, o.output_dir);
+      clf.model.set_requires_grad(true);
+    }
+    // Resumable state, written after the best model so a crash never loses a better checkpoint.
+    const double elapsed = trained_seconds + seconds_since(train_start);
+    nlohmann::json hist = nlohmann::json::array();
+    for (const auto& h : result.history)
+      hist.push_back({{"epoch", h.epoch}, {"train_loss", h.train_loss}, {"seconds", h.seconds}, {"dev", metrics_json(h.dev)}});
+    nlohmann::json st = {{"epochs_done", epoch + 1}, {"step", step}, {"best_value", best_value},
+                         {"best_epoch", result.best_epoch}, {"best", metrics_json(result.best)},
+                         {"train_seconds", elapsed}, {"history", hist}};
+    save_classifier(clf, ckpt_dir);
+    std::string opt_tmp = join_path(ckpt_dir, "optimizer.pt.tmp");
+    torch::save(optimizer, opt_tmp);
+    if (std::rename(opt_tmp.c_str(), join_path(ckpt_dir, "optimizer.pt").c_str()) != 0)
+      fail("{}: cannot write optimizer state", ckpt_dir);
+    write_file_atomic(state_path, st.dump(2) + "\n");
+    nlohmann::json summary = {{"train_data", o.train_data}, {"dev_data", o.dev_data}, {"best_epoch", result.best_epoch},
+                              {"best_dev", metrics_json(result.best)}, {"train_seconds", elapsed},
+                              {"select_metric", o.select_metric}, {"seed", o.seed}, {"history", hist}};
+    write_file_atomic(join_path(o.output_dir, "training.json"), summary.dump(2) + "\n");
+  }
+  result.train_seconds = trained_seconds + seconds_since(train_start);
+  return result;
+}
+
+}  // namespace salient

@@ -1,0 +1,59 @@
+#pragma once
+// Fine-tuning or from-scratch training of a sequence classifier: AdamW, linear warmup + decay,
+// gradient clipping, length-bucketed batches, evaluation each epoch, best checkpoint in Hugging
+// Face format, resumable at epoch boundaries.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "eval/classification.h"
+#include "model/classifier.h"
+
+namespace salient {
+
+struct TrainOptions {
+  std::string train_data, dev_data;  // dataset specs (see load_dataset) or file paths
+  std::string data_dir;              // shared/data
+  std::string output_dir;
+  std::string init_model;            // fine-tune this model dir; empty = from scratch
+  std::string vocab;                 // from scratch: a vocab.txt, tokenizer.json or tokenizer dir
+  // Architecture when training from scratch.
+  std::string model_type = "bert";
+  int64_t hidden_size = 128, num_layers = 2, num_heads = 4, intermediate_size = 512;
+  std::string activation = "gelu";
+  double dropout = 0.1, attention_dropout = 0.1;
+  int64_t max_length = 128;  // tokens per example incl. specials (also the position table size)
+  // Optimisation.
+  int epochs = 3;
+  int64_t batch_size = 32;
+  double lr = 1e-3, weight_decay = 0.01, warmup_ratio = 0.06, clip_norm = 1.0;
+  double max_minutes = 0;  // stop after this much training time (0 = no limit)
+  int64_t max_train_examples = 0;  // use only the first N (after a seeded shuffle); 0 = all
+  std::string select_metric = "accuracy";  // accuracy | macro_f1 | mcc
+  uint64_t seed = 13;
+  bool resume = false;
+};
+
+struct EpochRecord {
+  int epoch = 0;
+  double train_loss = 0, seconds = 0;
+  ClassificationMetrics dev;
+};
+
+struct TrainResult {
+  std::vector<EpochRecord> history;
+  int best_epoch = 0;
+  ClassificationMetrics best;
+  double train_seconds = 0;
+};
+
+TrainResult train_classifier(const TrainOptions& options);
+
+// Predicted label ids for a dataset (batched, length-sorted for speed).
+std::vector<int64_t> predict_labels(const Classifier& classifier, const std::vector<Encoding>& encodings,
+                                    int64_t batch_size = 64);
+ClassificationMetrics evaluate_classifier(const Classifier& classifier, const Dataset& data, int64_t max_length,
+                                          int64_t batch_size = 64);
+
+}  // namespace salient

@@ -1,0 +1,23 @@
+#pragma once
+// One exception type for every user-facing failure. Its message is a single line that names the
+// file, field or argument and what is wrong; the CLI prints it and exits non-zero.
+#include <stdexcept>
+#include <string>
+#include <fmt/format.h>
+
+namespace salient {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+template <typename... Args>
+[[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) {
+  throw Error(fmt::format(f, std::forward<Args>(args)...));
+}
+
+// Keep messages on one line: newlines in user data become spaces.
+std::string one_line(std::string s);
+
+}  // namespace salient

@@ -1,0 +1,122 @@
+#include "util/io.h"
+#include "util/error.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+namespace salient {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open ({})", path, std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) fail("{}: read error", path);
+  return ss.str();
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool dir_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void make_dirs(const std::string& path) {
+  if (path.empty() || dir_exists(path)) return;
+  auto slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) make_dirs(path.substr(0, slash));
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    fail("{}: cannot create directory ({})", path, std::strerror(errno));
+}
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (!b.empty() && b[0] == '/') return b;
+  return a.back() == '/' ? a + b : a + "/" + b;
+}
+
+std::string read_gzip_file(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) fail("{}: cannot open ({})", path, std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    int n = gzread(f, buf, sizeof(buf));
+    if (n < 0) {
+      int code = 0;
+      std::string msg = gzerror(f, &code);
+      gzclose(f);
+      fail("{}: gzip read error ({})", path, msg);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  gzclose(f);
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const void* data, size_t size) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail("{}: cannot write ({})", path, std::strerror(errno));
+  bool ok = size == 0 || std::fwrite(data, 1, size, f) == size;
+  ok = (std::fflush(f) == 0) && ok;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    fail("{}: write failed ({})", path, std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("{}: cannot rename temporary file into place ({})", path, std::strerror(errno));
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& data) {
+  write_file_atomic(path, data.data(), data.size());
+}
+
+nlohmann::json parse_json_file(const std::string& path) {
+  std::string text = read_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: invalid JSON at byte {}", path, e.byte);
+  }
+}
+
+nlohmann::json parse_json_line(const std::string& line, const std::string& source, size_t line_no) {
+  try {
+    return nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}:{}: invalid JSON at column {}", source, line_no, e.byte);
+  }
+}
+
+std::string shared_dir() {
+  if (const char* env = std::getenv("SALIENT_SHARED"); env && *env) return env;
+  char buf[4096];
+  if (!::getcwd(buf, sizeof(buf))) return "";
+  std::string dir = buf;
+  while (!dir.empty()) {
+    std::string cand = join_path(dir, "shared");
+    if (dir_exists(join_path(cand, "data")) || dir_exists(join_path(cand, "fixtures"))) return cand;
+    auto slash = dir.find_last_of('/');
+    if (slash == std::string::npos) break;
+    dir = dir.substr(0, slash);
+  }
+  return "";
+}
+
+}  // namespace salient

@@ -1,0 +1,33 @@
+#pragma once
+// File helpers: whole-file reads with clear errors, atomic writes (temp file + rename) so an
+// interrupted run never leaves a half-written output behind.
+#include <string>
+#include <vector>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace salient {
+
+std::string read_file(const std::string& path);
+bool file_exists(const std::string& path);
+bool dir_exists(const std::string& path);
+void make_dirs(const std::string& path);
+std::string join_path(const std::string& a, const std::string& b);
+
+// Read a gzip file (or a plain one: gzread passes plain files through).
+std::string read_gzip_file(const std::string& path);
+
+// Writes `data` to `path` via `path.tmp.<pid>` and rename(2).
+void write_file_atomic(const std::string& path, const std::string& data);
+void write_file_atomic(const std::string& path, const void* data, size_t size);
+
+// Parse JSON; errors name the file (and line for JSON-lines).
+nlohmann::json parse_json_file(const std::string& path);
+nlohmann::json parse_json_line(const std::string& line, const std::string& source, size_t line_no);
+
+// The directory holding the shared data and fixtures: $SALIENT_SHARED, else ../shared relative to
+// the repository root (found from the current directory upwards), else "".
+std::string shared_dir();
+
+}  // namespace salient

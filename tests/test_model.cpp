@@ -1,0 +1,332 @@
+// Transformer engine: parity with the reference BERT fixtures, gradients of the attention hooks
+// against finite differences, batch/padding invariance and checkpoint round trips.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "model/checkpoint.h"
+#include "test_util.h"
+#include "util/error.h"
+#include "util/io.h"
+
+using namespace salient;
+using salient::test::shared_path;
+
+namespace {
+
+struct RefCase {
+  std::vector<int64_t> ids, types;
+  std::vector<double> logits, probs;
+  int64_t pred;
+  nlohmann::json attentions;
+};
+
+std::vector<RefCase> load_cases() {
+  std::vector<RefCase> cases;
+  std::ifstream in(shared_path("fixtures/reference-bert/cases.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    RefCase c;
+    c.ids = j["input_ids"].get<std::vector<int64_t>>();
+    c.types = j["token_type_ids"].get<std::vector<int64_t>>();
+    c.logits = j["logits"].get<std::vector<double>>();
+    c.probs = j["probs"].get<std::vector<double>>();
+    c.pred = j["pred"].get<int64_t>();
+    c.attentions = j["attentions"];
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+torch::Tensor row(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong).unsqueeze(0); }
+
+torch::Tensor json_to_tensor(const nlohmann::json& j) {
+  // Nested lists of numbers → double tensor.
+  std::vector<int64_t> shape;
+  const nlohmann::json* p = &j;
+  while (p->is_array()) {
+    shape.push_back(static_cast<int64_t>(p->size()));
+    p = &(*p)[0];
+  }
+  std::vector<double> flat;
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& x) {
+    if (x.is_array())
+      for (const auto& e : x) walk(e);
+    else
+      flat.push_back(x.get<double>());
+  };
+  walk(j);
+  return torch::tensor(flat, torch::kFloat64).view(shape);
+}
+
+std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
+
+std::string temp_dir(const std::string& tag) {
+  std::string d = "/tmp/salient_test_" + tag + "_" + std::to_string(::getpid());
+  make_dirs(d);
+  return d;
+}
+
+double max_rel_err(const torch::Tensor& a, const torch::Tensor& b) {
+  auto diff = (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs();
+  auto scale = b.to(torch::kFloat64).abs().clamp_min(1e-3);
+  return (diff / scale).max().item<double>();
+}
+
+}  // namespace
+
+TEST(ReferenceBert, LogitsProbsAndAttentionsMatchFixture) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  auto cases = load_cases();
+  ASSERT_EQ(cases.size(), 24u);
+  for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    Transformer model = load_model(model_dir());
+    model.to(dtype);
+    const double tol = dtype == torch::kFloat32 ? 1e-4 : 1e-9;
+    int pairs = 0;
+    for (const auto& c : cases) {
+      ForwardRequest req;
+      req.input_ids = row(c.ids);
+      req.token_type_ids = row(c.types);
+      req.want_attentions = true;
+      torch::NoGradGuard ng;
+      auto out = model.forward(req);
+      auto want_logits = torch::tensor(c.logits, torch::kFloat64);
+      EXPECT_LT((out.logits[0].to(torch::kFloat64) - want_logits).abs().max().item<double>(), tol);
+      auto probs = torch::softmax(out.logits[0].to(torch::kFloat64), 0);
+      EXPECT_LT((probs - torch::tensor(c.probs, torch::kFloat64)).abs().max().item<double>(), tol);
+      EXPECT_EQ(out.logits[0].argmax().item<int64_t>(), c.pred);
+      auto want_attn = json_to_tensor(c.attentions);  // [layer][head][q][k]
+      ASSERT_EQ(want_attn.size(0), model.num_layers());
+      for (int64_t l = 0; l < model.num_layers(); ++l)
+        EXPECT_LT((out.attentions[l][0].to(torch::kFloat64) - want_attn[l]).abs().max().item<double>(), tol)
+            << "layer " << l;
+      if (std::any_of(c.types.begin(), c.types.end(), [](int64_t t) { return t == 1; })) ++pairs;
+    }
+    EXPECT_EQ(pairs, 8);
+  }
+}
+
+TEST(Transformer, BatchedWithPaddingEqualsOneByOne) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer model = load_model(model_dir());
+  model.to(torch::kFloat64);
+  auto cases = load_cases();
+  const int64_t B = 6;
+  int64_t L = 0;
+  for (int64_t i = 0; i < B; ++i) L = std::max<int64_t>(L, cases[i].ids.size());
+  auto ids = torch::zeros({B, L}, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
+       mask = torch::zeros({B, L}, torch::kLong);
+  for (int64_t i = 0; i < B; ++i) {
+    int64_t n = cases[i].ids.size();
+    ids[i].slice(0, 0, n).copy_(torch::tensor(cases[i].ids));
+    types[i].slice(0, 0, n).copy_(torch::tensor(cases[i].types));
+    mask[i].slice(0, 0, n).fill_(1);
+    // Padding filled with real token ids must not change anything either.
+    ids[i].slice(0, n, L).fill_(2009);
+  }
+  torch::NoGradGuard ng;
+  ForwardRequest req;
+  req.input_ids = ids;
+  req.token_type_ids = types;
+  req.attention_mask = mask;
+  req.want_attentions = true;
+  auto batched = model.forward(req);
+  for (int64_t i = 0; i < B; ++i) {
+    ForwardRequest one;
+    one.input_ids = row(cases[i].ids);
+    one.token_type_ids = row(cases[i].types);
+    one.want_attentions = true;
+    auto single = model.forward(one);
+    EXPECT_LT((batched.logits[i] - single.logits[0]).abs().max().item<double>(), 1e-10);
+    int64_t n = cases[i].ids.size();
+    for (int64_t l = 0; l < model.num_layers(); ++l) {
+      auto a = batched.attentions[l][i].slice(1, 0, n).slice(2, 0, n);
+      EXPECT_LT((a - single.attentions[l][0]).abs().max().item<double>(), 1e-10);
+      // Real queries give padding keys exactly zero weight.
+      if (n < L) EXPECT_EQ(batched.attentions[l][i].slice(1, 0, n).slice(2, n, L).abs().max().item<double>(), 0.0);
+    }
+  }
+}
+
+// Directional derivative of f at x along a random direction, by central differences, against
+// autograd, in double precision.
+static void check_gradient(const std::function<torch::Tensor(const torch::Tensor&)>& f, torch::Tensor x) {
+  x = x.detach().clone().requires_grad_(true);
+  auto y = f(x);
+  auto g = torch::autograd::grad({y}, {x})[0];
+  torch::manual_seed(7);
+  auto dir = torch::randn_like(x);
+  const double eps = 1e-6;
+  torch::NoGradGuard ng;
+  double fd = (f(x + eps * dir).item<double>() - f(x - eps * dir).item<double>()) / (2 * eps);
+  double an = (g * dir).sum().item<double>();
+  EXPECT_NEAR(an, fd, 1e-6 * std::max(1.0, std::abs(fd))) << "autograd " << an << " vs finite difference " << fd;
+}
+
+TEST(Transformer, AttentionHookGradientsMatchFiniteDifferences) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer model = load_model(model_dir());
+  model.to(torch::kFloat64);
+  auto c = load_cases()[9];
+  auto ids = row(c.ids), types = row(c.types);
+  const int64_t L = c.ids.size(), H = model.num_heads();
+  ForwardRequest base;
+  base.input_ids = ids;
+  base.token_type_ids = types;
+  base.want_attentions = true;
+  torch::Tensor A1;
+  {
+    torch::NoGradGuard ng;
+    A1 = model.forward(base).attentions[1].clone();
+  }
+  auto prob0 = [&](const ForwardRequest& r) { return torch::softmax(model.forward(r).logits, -1)[0][0]; };
+  // Replacement of layer 1's attention probabilities.
+  check_gradient([&](const torch::Tensor& A) {
+    ForwardRequest r = base;
+    r.hooks.resize(model.num_layers());
+    r.hooks[1].attn_override = A;
+    return prob0(r);
+  }, A1);
+  // Scale α of layer 0's attention (the integrated-gradients path of attention attribution).
+  check_gradient([&](const torch::Tensor& a) {
+    ForwardRequest r = base;
+    r.hooks.resize(model.num_layers());
+    r.hooks[0].attn_scale = a.view({1, 1, 1, 1});
+    return prob0(r);
+  }, torch::full({1}, 0.7, torch::kFloat64));
+  // Head mask.
+  check_gradient([&](const torch::Tensor& m) {
+    ForwardRequest r = base;
+    r.hooks.resize(model.num_layers());
+    r.hooks[0].head_mask = m;
+    return prob0(r);
+  }, torch::full({H}, 0.9, torch::kFloat64));
+  // Input embeddings instead of ids.
+  torch::Tensor emb;
+  {
+    torch::NoGradGuard ng;
+    emb = model.word_embeddings(ids).clone();
+  }
+  check_gradient([&](const torch::Tensor& e) {
+    ForwardRequest r = base;
+    r.input_ids = torch::Tensor();
+    r.inputs_embeds = e;
+    return prob0(r);
+  }, emb);
+  (void)L;
+}
+
+TEST(Transformer, SecondOrderGradientsMatchFiniteDifferences) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer model = load_model(model_dir());
+  model.to(torch::kFloat64);
+  auto c = load_cases()[3];
+  ForwardRequest base;
+  base.input_ids = row(c.ids);
+  base.token_type_ids = row(c.types);
+  base.hooks.resize(model.num_layers());
+  // f(m) = p(m); check d/dm [ v · ∇p(m) ] (a Hessian-vector product) against differences of ∇p.
+  auto grad_at = [&](const torch::Tensor& m, bool create_graph) {
+    ForwardRequest r = base;
+    r.hooks[1].head_mask = m;
+    auto p = torch::softmax(model.forward(r).logits, -1)[0][1];
+    return torch::autograd::grad({p}, {m}, {}, create_graph, create_graph)[0];
+  };
+  const int64_t H = model.num_heads();
+  auto m = torch::full({H}, 0.8, torch::kFloat64).requires_grad_(true);
+  torch::manual_seed(3);
+  auto v = torch::randn({H}, torch::kFloat64), u = torch::randn({H}, torch::kFloat64);
+  auto g = grad_at(m, true);
+  auto hv = torch::autograd::grad({(g * v).sum()}, {m})[0];
+  const double eps = 1e-5;
+  auto mp = (m.detach() + eps * u).requires_grad_(true), mm = (m.detach() - eps * u).requires_grad_(true);
+  double fd = (((grad_at(mp, false) - grad_at(mm, false)) * v).sum().item<double>()) / (2 * eps);
+  double an = (hv * u).sum().item<double>();
+  EXPECT_NEAR(an, fd, 1e-6 * std::max(1.0, std::abs(fd)));
+}
+
+TEST(Checkpoint, SaveLoadRoundTripForEveryFamily) {
+  for (std::string type : {"bert", "roberta", "electra", "distilbert"}) {
+    nlohmann::json cfg = {{"model_type", type}, {"vocab_size", 50}, {"max_position_embeddings", 40},
+                          {"id2label", {{"0", "no"}, {"1", "yes"}, {"2", "maybe"}}}};
+    if (type == "distilbert") {
+      cfg.update({{"dim", 16}, {"n_layers", 2}, {"n_heads", 2}, {"hidden_dim", 24}, {"activation", "gelu"}});
+    } else {
+      cfg.update({{"hidden_size", 16}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
+                  {"intermediate_size", 24}, {"hidden_act", "gelu"}, {"type_vocab_size", type == "roberta" ? 1 : 2}});
+      if (type == "electra") cfg["embedding_size"] = 8;
+      if (type == "roberta") cfg["pad_token_id"] = 1;
+    }
+    ModelConfig config = ModelConfig::from_json(cfg, type + "/config.json");
+    Transformer model(config, 42);
+    std::string dir = temp_dir("rt_" + type);
+    save_model(model, dir);
+    SafetensorsFile st = read_safetensors(join_path(dir, "model.safetensors"));
+    for (const auto& name : model.expected_weight_names())
+      EXPECT_TRUE(st.tensors.count(hf_weight_name(name, type))) << type << ": " << name;
+    LoadReport report;
+    Transformer loaded = load_model(dir, {}, &report);
+    EXPECT_TRUE(report.missing.empty());
+    EXPECT_TRUE(report.unexpected.empty());
+    EXPECT_EQ(loaded.config().id2label, (std::vector<std::string>{"no", "yes", "maybe"}));
+    auto ids = torch::tensor({{2, 7, 9, 11, 3}}, torch::kLong);
+    torch::NoGradGuard ng;
+    EXPECT_TRUE(torch::equal(model.logits(ids), loaded.logits(ids))) << type;
+    // Half-precision files load back close to the original.
+    save_model(model, dir, DType::BF16);
+    Transformer half = load_model(dir);
+    EXPECT_LT((half.logits(ids) - model.logits(ids)).abs().max().item<float>(), 0.05) << type;
+    std::system(("rm -rf " + dir).c_str());
+  }
+  EXPECT_EQ(hf_weight_name("encoder.layer.3.attention.self.query.weight", "distilbert"),
+            "distilbert.transformer.layer.3.attention.q_lin.weight");
+  EXPECT_EQ(hf_weight_name("encoder.layer.0.output.LayerNorm.bias", "distilbert"),
+            "distilbert.transformer.layer.0.output_layer_norm.bias");
+  EXPECT_EQ(hf_weight_name("pooler.dense.weight", "bert"), "bert.pooler.dense.weight");
+  EXPECT_EQ(hf_weight_name("classifier.out_proj.bias", "roberta"), "classifier.out_proj.bias");
+}
+
+TEST(Checkpoint, BadModelDirectoriesGiveOneLineErrors) {
+  auto expect_error = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+    } catch (const salient::Error& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  };
+  expect_error([] { load_model("/nonexistent/model"); }, "not found");
+  std::string dir = temp_dir("bad");
+  expect_error([&] { load_model(dir); }, "config.json");
+  SALIENT_REQUIRE_SHARED(model_dir());
+  write_file_atomic(join_path(dir, "config.json"), read_file(join_path(model_dir(), "config.json")));
+  expect_error([&] { load_model(dir); }, "model.safetensors");
+  // Truncated weights.
+  std::string weights = read_file(join_path(model_dir(), "model.safetensors"));
+  write_file_atomic(join_path(dir, "model.safetensors"), weights.substr(0, weights.size() / 2));
+  expect_error([&] { load_model(dir); }, "model.safetensors");
+  // Config that disagrees with the weights' shapes.
+  write_file_atomic(join_path(dir, "model.safetensors"), weights);
+  auto cfg = parse_json_file(join_path(model_dir(), "config.json"));
+  cfg["intermediate_size"] = 65;
+  write_file_atomic(join_path(dir, "config.json"), cfg.dump());
+  expect_error([&] { load_model(dir); }, "shape");
+  cfg["intermediate_size"] = 64;
+  cfg["model_type"] = "gpt2";
+  write_file_atomic(join_path(dir, "config.json"), cfg.dump());
+  expect_error([&] { load_model(dir); }, "gpt2");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(Transformer, RejectsInputsLongerThanMaxPositions) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer model = load_model(model_dir());
+  auto ids = torch::full({1, 129}, 2009, torch::kLong);
+  EXPECT_THROW(model.logits(ids), salient::Error);
+}

@@ -1,0 +1,21 @@
+#pragma once
+// Shared test helpers: where the shared data/fixtures live ($SALIENT_SHARED overrides).
+#include <string>
+#include <gtest/gtest.h>
+#include "util/io.h"
+
+namespace salient::test {
+
+inline std::string shared_path(const std::string& rel) {
+  std::string dir = salient::shared_dir();
+  return dir.empty() ? std::string() : salient::join_path(dir, rel);
+}
+
+// Skips nothing: a missing shared/ directory is a setup error in this project, so fail loudly.
+#define SALIENT_REQUIRE_SHARED(path)                                                        \
+  do {                                                                                      \
+    if ((path).empty() || !(salient::file_exists(path) || salient::dir_exists(path)))       \
+      FAIL() << "shared data not found: '" << (path) << "' (set SALIENT_SHARED)";          \
+  } while (0)
+
+}  // namespace salient::test
