@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--select-metric", tr.select_metric, "accuracy | macro_f1 | mcc: which dev metric picks the best epoch");
   train_cmd->add_option("--seed", tr.seed, "random seed");
   train_cmd->add_flag("--resume", tr.resume, "continue from OUT/checkpoint if present");
+  train_cmd->add_option("--stop-after-epoch", tr.stop_after_epoch, "end this run after epoch N (continue later with --resume)");
 
   CLI11_PARSE(app, argc, argv);
   Progress::set_enabled(!quiet);

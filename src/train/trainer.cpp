@@ -278,6 +278,7 @@ TrainResult train_classifier(const TrainOptions& o) {
                               {"best_dev", metrics_json(result.best)}, {"train_seconds", elapsed},
                               {"select_metric", o.select_metric}, {"seed", o.seed}, {"history", hist}};
     write_file_atomic(join_path(o.output_dir, "training.json"), summary.dump(2) + "\n");
+    if (o.stop_after_epoch > 0 && epoch + 1 >= o.stop_after_epoch) break;
   }
   result.train_seconds = trained_seconds + seconds_since(train_start);
   return result;

@@ -33,6 +33,7 @@ struct TrainOptions {
   std::string select_metric = "accuracy";  // accuracy | macro_f1 | mcc
   uint64_t seed = 13;
   bool resume = false;
+  int stop_after_epoch = 0;  // end this invocation after that epoch (a later --resume continues)
 };
 
 struct EpochRecord {

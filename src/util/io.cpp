@@ -62,7 +62,8 @@ std::string read_gzip_file(const std::string& path) {
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
-  gzclose(f);
+  // gzclose reports a stream that ended mid-member (a truncated file) as Z_BUF_ERROR.
+  if (gzclose(f) == Z_BUF_ERROR) fail("{}: truncated gzip data", path);
   return out;
 }
 

@@ -1,0 +1,508 @@
+#include "text/tokenizer.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+#include "util/error.h"
+#include "util/io.h"
+
+namespace {
+
+using salient::Encoding;
+using salient::Truncation;
+using salient::WordPieceTokenizer;
+
+const std::string kBertDir = "data/bert_base_uncased_tokenizer";
+
+std::string bert_file(const std::string& name) {
+  return salient::test::shared_path(kBertDir + "/" + name);
+}
+
+// A fresh scratch directory under $TMPDIR (or /tmp), removed when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/salient_tok_XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return salient::join_path(path_, name); }
+
+ private:
+  std::string path_;
+};
+
+const WordPieceTokenizer& bert() {
+  static const WordPieceTokenizer tok = WordPieceTokenizer::from_tokenizer_json(bert_file("tokenizer.json"));
+  return tok;
+}
+
+// A small vocabulary for exact, hand-checkable expectations.
+WordPieceTokenizer small(salient::TokenizerOptions opt = {}) {
+  return WordPieceTokenizer({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!",
+                             "un", "##aff", "##able", "a", "##b", "cafe", "café", "中", "文", "the",
+                             "cat", "sat", "on", "mat", "dog", "ran", "x"},
+                            std::move(opt));
+}
+
+std::string slice(const std::string& text, const std::pair<size_t, size_t>& off) {
+  return text.substr(off.first, off.second - off.first);
+}
+
+// Encodes every fixture line and compares ids (and tokens); returns mismatches, fails on < 1 line.
+size_t fixture_mismatches(const WordPieceTokenizer& tok, size_t& lines, std::string& examples) {
+  const std::string path = salient::test::shared_path("fixtures/tokenizer/bert-base-uncased.jsonl");
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::string line;
+  size_t mismatches = 0, shown = 0;
+  lines = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    ++lines;
+    auto rec = salient::parse_json_line(line, path, lines);
+    const auto text = rec.at("text").get<std::string>();
+    const auto ids = rec.at("ids").get<std::vector<int64_t>>();
+    const auto tokens = rec.at("tokens").get<std::vector<std::string>>();
+    Encoding enc = tok.encode(text);
+    if (enc.ids == ids && enc.tokens == tokens) continue;
+    ++mismatches;
+    if (shown++ < 5) {
+      std::ostringstream os;
+      os << "  line " << lines << ": " << nlohmann::json(text).dump() << "\n    expected "
+         << nlohmann::json(tokens).dump() << "\n    got      " << nlohmann::json(enc.tokens).dump()
+         << "\n";
+      examples += os.str();
+    }
+  }
+  return mismatches;
+}
+
+void expect_fixture_parity(const WordPieceTokenizer& tok) {
+  size_t lines = 0;
+  std::string examples;
+  size_t mismatches = fixture_mismatches(tok, lines, examples);
+  EXPECT_EQ(lines, 1819u);
+  EXPECT_EQ(mismatches, 0u) << mismatches << " of " << lines << " lines differ:\n" << examples;
+}
+
+TEST(TokenizerFixture, TokenizerJsonMatchesEveryLine) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  expect_fixture_parity(bert());
+}
+
+TEST(TokenizerFixture, VocabTxtWithConfigMatchesEveryLine) {
+  SALIENT_REQUIRE_SHARED(bert_file("vocab.txt"));
+  // A directory without tokenizer.json makes from_dir take the vocab.txt + tokenizer_config.json path.
+  TempDir dir;
+  for (const char* name : {"vocab.txt", "tokenizer_config.json"})
+    salient::write_file_atomic(dir.file(name), salient::read_file(bert_file(name)));
+  WordPieceTokenizer tok = WordPieceTokenizer::from_dir(dir.path());
+  EXPECT_TRUE(tok.options().lowercase);
+  EXPECT_EQ(tok.vocab_size(), 30522u);
+  expect_fixture_parity(tok);
+}
+
+TEST(TokenizerFixture, LoadersAgree) {
+  SALIENT_REQUIRE_SHARED(bert_file("vocab.txt"));
+  WordPieceTokenizer from_txt = WordPieceTokenizer::from_vocab_file(bert_file("vocab.txt"));
+  WordPieceTokenizer from_dir = WordPieceTokenizer::from_dir(salient::test::shared_path(kBertDir));
+  EXPECT_EQ(from_txt.vocab(), bert().vocab());
+  EXPECT_EQ(from_dir.vocab(), bert().vocab());
+  EXPECT_EQ(bert().cls_id(), 101);
+  EXPECT_EQ(bert().sep_id(), 102);
+  EXPECT_EQ(bert().pad_id(), 0);
+  EXPECT_EQ(bert().unk_id(), 100);
+  EXPECT_EQ(bert().mask_id(), 103);
+  EXPECT_EQ(bert().options().max_input_chars_per_word, 100);
+  EXPECT_FALSE(bert().options().strip_accents.has_value());
+}
+
+TEST(Tokenizer, OffsetsSliceTheOriginalText) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  const std::string text = "Héllo, world!";
+  Encoding enc = bert().tokenize(text);
+  ASSERT_EQ(enc.tokens, (std::vector<std::string>{"hello", ",", "world", "!"}));
+  std::vector<std::string> slices;
+  for (const auto& off : enc.offsets) slices.push_back(slice(text, off));
+  EXPECT_EQ(slices, (std::vector<std::string>{"Héllo", ",", "world", "!"}));
+}
+
+TEST(Tokenizer, SubwordOffsetsAfterRemovedAndInsertedCharacters) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  // Soft hyphen (Cf) is removed, CJK gets spaces, the accent is decomposed away: offsets must
+  // still point into the original bytes.
+  const std::string text = "mid\u00addle  東京 Tab\ts";
+  Encoding enc = bert().tokenize(text);
+  ASSERT_EQ(enc.tokens, (std::vector<std::string>{"middle", "東", "京", "tab", "s"}));
+  std::vector<std::string> slices;
+  for (const auto& off : enc.offsets) slices.push_back(slice(text, off));
+  EXPECT_EQ(slices, (std::vector<std::string>{"mid\u00addle", "東", "京", "Tab", "s"}));
+
+  const std::string pieces = "Supercalifragilistic";
+  Encoding sub = bert().tokenize(pieces);
+  ASSERT_GT(sub.tokens.size(), 1u);
+  std::string joined;
+  for (size_t i = 0; i < sub.tokens.size(); ++i) {
+    std::string piece = sub.tokens[i].rfind("##", 0) == 0 ? sub.tokens[i].substr(2) : sub.tokens[i];
+    std::string original = slice(pieces, sub.offsets[i]);
+    for (char& c : original) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(original, piece);
+    if (i > 0) {
+      EXPECT_EQ(sub.offsets[i].first, sub.offsets[i - 1].second);
+    }
+    joined += piece;
+  }
+  EXPECT_EQ(joined, "supercalifragilistic");
+}
+
+TEST(Tokenizer, AccentsCaseAndCombiningMarks) {
+  // Precomposed and decomposed accents, upper case: all reach "cafe" with the default options.
+  auto tok = small();
+  EXPECT_EQ(tok.tokenize("CAFÉ").tokens, std::vector<std::string>{"cafe"});
+  EXPECT_EQ(tok.tokenize("cafe\u0301").tokens, std::vector<std::string>{"cafe"});
+  // As in HF, a removed combining mark leaves the offsets (it follows the kept "e")...
+  EXPECT_EQ(tok.tokenize("cafe\u0301").offsets[0], (std::pair<size_t, size_t>{0, 4}));
+  // ...while a precomposed "é" is one original character and stays covered.
+  EXPECT_EQ(tok.tokenize("café").offsets[0], (std::pair<size_t, size_t>{0, 5}));
+
+  salient::TokenizerOptions keep;
+  keep.strip_accents = false;  // lowercase only
+  EXPECT_EQ(small(keep).tokenize("CAFÉ").tokens, std::vector<std::string>{"café"});
+
+  salient::TokenizerOptions cased;
+  cased.lowercase = false;  // strip_accents unset: follows lowercase, so accents stay
+  EXPECT_EQ(small(cased).tokenize("café cafe").tokens, (std::vector<std::string>{"café", "cafe"}));
+  EXPECT_EQ(small(cased).tokenize("Cafe").tokens, std::vector<std::string>{"[UNK]"});
+}
+
+TEST(Tokenizer, BertUnicodeEdgeCases) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  auto tokens = [](const std::string& t) { return bert().tokenize(t).tokens; };
+  EXPECT_EQ(tokens("ÀÉÎÕÜ ß"), (std::vector<std::string>{"ae", "##io", "##u", "ß"}));
+  // Turkish dotted capital I: full lowercase gives i + U+0307, which strip_accents removes.
+  EXPECT_EQ(tokens("\u0130stanbul"), std::vector<std::string>{"istanbul"});
+  // Zero-width space and RLM are format characters: removed, so the words join.
+  EXPECT_EQ(tokens("zero\u200bwidth"), tokens("zerowidth"));
+  // Non-breaking and ideographic spaces split words; U+2028 line separator too.
+  EXPECT_EQ(tokens("hello\u00a0world\u3000again\u2028x"), tokens("hello world again x"));
+  // Curly quotes and « » are Unicode punctuation: each its own word.
+  EXPECT_EQ(tokens("\u201csmart\u201d"), (std::vector<std::string>{"\u201c", "smart", "\u201d"}));
+  // Emoji is neither punctuation nor in the vocabulary.
+  EXPECT_EQ(tokens("ok\xF0\x9F\x98\x80"), (std::vector<std::string>{"[UNK]"}));
+  EXPECT_EQ(tokens("ok \xF0\x9F\x98\x80"), (std::vector<std::string>{"ok", "[UNK]"}));
+}
+
+TEST(Tokenizer, ChineseCharactersAreSeparateWords) {
+  auto tok = small();
+  Encoding enc = tok.tokenize("中文");
+  EXPECT_EQ(enc.tokens, (std::vector<std::string>{"中", "文"}));
+  EXPECT_EQ(enc.word_ids, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(enc.offsets[1], (std::pair<size_t, size_t>{3, 6}));
+
+  salient::TokenizerOptions no_cjk;
+  no_cjk.tokenize_chinese_chars = false;
+  // One word "中文": "中" matches but "##文" does not, so the word is unknown.
+  EXPECT_EQ(small(no_cjk).tokenize("中文").tokens, std::vector<std::string>{"[UNK]"});
+}
+
+TEST(Tokenizer, ControlCharactersAndWhitespace) {
+  auto tok = small();
+  // NUL, U+FFFD, BEL and soft hyphen vanish without splitting; tab/newline/CR become spaces.
+  std::string text = std::string("hel") + '\0' + "lo\xEF\xBF\xBD\a\u00ad\tworld\r\n!";
+  Encoding enc = tok.tokenize(text);
+  EXPECT_EQ(enc.tokens, (std::vector<std::string>{"hello", "world", "!"}));
+  EXPECT_EQ(slice(text, enc.offsets[0]), text.substr(0, 6));
+
+  salient::TokenizerOptions raw;
+  raw.clean_text = false;  // controls survive and make the word unknown
+  EXPECT_EQ(tok.tokenize("hello\a").tokens, std::vector<std::string>{"hello"});
+  EXPECT_EQ(small(raw).tokenize("hello\a").tokens, std::vector<std::string>{"[UNK]"});
+  // Invalid UTF-8 is read as U+FFFD, which clean_text removes.
+  EXPECT_EQ(tok.tokenize("hel\xFFlo").tokens, std::vector<std::string>{"hello"});
+  EXPECT_TRUE(tok.tokenize(" \t\n ").ids.empty());
+}
+
+TEST(Tokenizer, SpecialTokensAreNeverSplit) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  const std::string text = "Hello [SEP] world[MASK]![UNK] [PAD]";
+  Encoding enc = bert().tokenize(text);
+  EXPECT_EQ(enc.tokens, (std::vector<std::string>{"hello", "[SEP]", "world", "[MASK]", "!", "[UNK]", "[PAD]"}));
+  EXPECT_EQ(enc.ids, (std::vector<int64_t>{7592, 102, 2088, 103, 999, 100, 0}));
+  EXPECT_EQ(slice(text, enc.offsets[3]), "[MASK]");
+  EXPECT_EQ(enc.word_ids, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  // Matching is on the raw text: a lowercase look-alike is ordinary text.
+  EXPECT_EQ(bert().tokenize("[cls]").tokens, (std::vector<std::string>{"[", "cl", "##s", "]"}));
+  EXPECT_EQ(bert().encode("a [CLS] b").ids, (std::vector<int64_t>{101, 1037, 101, 1038, 102}));
+}
+
+TEST(Tokenizer, WordLongerThanMaxInputCharsIsUnknown) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  EXPECT_EQ(bert().tokenize(std::string(101, 'a')).tokens, std::vector<std::string>{"[UNK]"});
+  EXPECT_NE(bert().tokenize(std::string(100, 'a')).tokens, std::vector<std::string>{"[UNK]"});
+  // The limit counts characters, not bytes: 60 two-byte characters are fine, 101 are not.
+  std::string u60, u101;
+  for (int i = 0; i < 60; ++i) u60 += "\u00fc";
+  for (int i = 0; i < 101; ++i) u101 += "\u00fc";
+  EXPECT_NE(bert().tokenize(u60).tokens, std::vector<std::string>{"[UNK]"});
+  Encoding unk = bert().tokenize(u101 + " x");
+  EXPECT_EQ(unk.tokens, (std::vector<std::string>{"[UNK]", "x"}));
+  EXPECT_EQ(unk.offsets[0], (std::pair<size_t, size_t>{0, 202}));
+  // An unsplittable word is one [UNK] covering the whole word.
+  Encoding bad = small().tokenize("hello zzz");
+  EXPECT_EQ(bad.tokens, (std::vector<std::string>{"hello", "[UNK]"}));
+  EXPECT_EQ(bad.offsets[1], (std::pair<size_t, size_t>{6, 9}));
+}
+
+TEST(Tokenizer, GreedyLongestMatchFirst) {
+  Encoding enc = small().tokenize("unaffable ab");
+  EXPECT_EQ(enc.tokens, (std::vector<std::string>{"un", "##aff", "##able", "a", "##b"}));
+  EXPECT_EQ(enc.ids, (std::vector<int64_t>{9, 10, 11, 12, 13}));
+  EXPECT_EQ(enc.word_ids, (std::vector<int64_t>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(enc.offsets[1], (std::pair<size_t, size_t>{2, 5}));
+}
+
+TEST(Tokenizer, SentencePairLayout) {
+  auto tok = small();
+  Encoding enc = tok.encode("hello world", std::string("cat, dog!"));
+  EXPECT_EQ(enc.tokens,
+            (std::vector<std::string>{"[CLS]", "hello", "world", "[SEP]", "cat", ",", "dog", "!", "[SEP]"}));
+  EXPECT_EQ(enc.type_ids, (std::vector<int64_t>{0, 0, 0, 0, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(enc.word_ids, (std::vector<int64_t>{-1, 0, 1, -1, 0, 1, 2, 3, -1}));
+  EXPECT_EQ(enc.offsets[0], (std::pair<size_t, size_t>{0, 0}));
+  EXPECT_EQ(enc.offsets[4], (std::pair<size_t, size_t>{0, 3}));  // into the second text
+  EXPECT_EQ(enc.offsets[6], (std::pair<size_t, size_t>{5, 8}));
+  EXPECT_FALSE(enc.truncated);
+  EXPECT_TRUE(tok.is_special(enc.ids[0]));
+  EXPECT_FALSE(tok.is_special(enc.ids[1]));
+
+  Encoding single = tok.encode("");
+  EXPECT_EQ(single.tokens, (std::vector<std::string>{"[CLS]", "[SEP]"}));
+}
+
+TEST(Tokenizer, TruncationLongestFirst) {
+  auto tok = small();
+  const std::string six = "the cat sat on the mat", two = "dog ran";
+  Encoding single = tok.encode(six, std::nullopt, 5);
+  EXPECT_EQ(single.tokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "[SEP]"}));
+  EXPECT_TRUE(single.truncated);
+
+  // The longer sequence absorbs the whole cut while the shorter fits.
+  Encoding pair = tok.encode(six, two, 9);
+  EXPECT_EQ(pair.tokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "on", "[SEP]", "dog", "ran", "[SEP]"}));
+  EXPECT_TRUE(pair.truncated);
+  // Both too long: halves, the longer one keeps the odd token.
+  Encoding both = tok.encode(six, std::string("dog ran x x"), 8);
+  EXPECT_EQ(both.tokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "[SEP]", "dog", "ran", "[SEP]"}));
+  // Equal lengths: the second sequence keeps the odd token (HF tokenizers).
+  Encoding tie = tok.encode("the cat sat", std::string("dog ran x"), 6);
+  EXPECT_EQ(tie.tokens, (std::vector<std::string>{"[CLS]", "the", "[SEP]", "dog", "ran", "[SEP]"}));
+
+  Encoding fits = tok.encode(six, two, 11);
+  EXPECT_FALSE(fits.truncated);
+  EXPECT_EQ(fits.ids.size(), 11u);
+  EXPECT_THROW(tok.encode(six, two, 2), salient::Error);  // cannot hold [CLS] [SEP] [SEP]
+}
+
+TEST(Tokenizer, TruncationOnlyFirstOnlySecondAndNone) {
+  auto tok = small();
+  const std::string six = "the cat sat on the mat", two = "dog ran";
+  Encoding first = tok.encode(six, two, 8, Truncation::OnlyFirst);
+  EXPECT_EQ(first.tokens, (std::vector<std::string>{"[CLS]", "the", "cat", "sat", "[SEP]", "dog", "ran", "[SEP]"}));
+  EXPECT_TRUE(first.truncated);
+
+  Encoding second = tok.encode(two, six, 8, Truncation::OnlySecond);
+  EXPECT_EQ(second.tokens, (std::vector<std::string>{"[CLS]", "dog", "ran", "[SEP]", "the", "cat", "sat", "[SEP]"}));
+  EXPECT_EQ(second.type_ids, (std::vector<int64_t>{0, 0, 0, 0, 1, 1, 1, 1}));
+
+  // The other sequence alone overflows: the named one cannot absorb the cut.
+  EXPECT_THROW(tok.encode(two, six, 8, Truncation::OnlyFirst), salient::Error);
+  EXPECT_THROW(tok.encode(six, two, 4, Truncation::OnlySecond), salient::Error);
+  EXPECT_THROW(tok.encode(six, std::nullopt, 4, Truncation::OnlySecond), salient::Error);
+  try {
+    tok.encode(two, six, 8, Truncation::OnlyFirst);
+  } catch (const salient::Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("only_first"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos);
+  }
+
+  Encoding none = tok.encode(six, two, 4, Truncation::DoNotTruncate);
+  EXPECT_EQ(none.ids.size(), 11u);
+  EXPECT_FALSE(none.truncated);
+  EXPECT_EQ(tok.encode(six, two, 0).ids.size(), 11u);  // max_length <= 0: no truncation
+}
+
+TEST(Tokenizer, ParseTruncation) {
+  EXPECT_EQ(salient::parse_truncation("longest_first"), Truncation::LongestFirst);
+  EXPECT_EQ(salient::parse_truncation("only_first"), Truncation::OnlyFirst);
+  EXPECT_EQ(salient::parse_truncation("only_second"), Truncation::OnlySecond);
+  EXPECT_EQ(salient::parse_truncation("do_not_truncate"), Truncation::DoNotTruncate);
+  try {
+    salient::parse_truncation("shortest_first");
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shortest_first"), std::string::npos);
+  }
+}
+
+TEST(Tokenizer, WordIdsFollowThePreTokenizer) {
+  SALIENT_REQUIRE_SHARED(bert_file("tokenizer.json"));
+  const std::string text = "Don't stop-believing, 東京!";
+  Encoding enc = bert().encode(text);
+  auto words = bert().pre_tokenize(text);
+  std::vector<std::string> word_texts;
+  for (const auto& w : words) word_texts.push_back(w.first);
+  EXPECT_EQ(word_texts, (std::vector<std::string>{"don", "'", "t", "stop", "-", "believing", ",", "東", "京", "!"}));
+  EXPECT_EQ(slice(text, words[7].second), "東");
+  ASSERT_EQ(enc.word_ids.size(), enc.ids.size());
+  EXPECT_EQ(enc.word_ids.front(), -1);
+  EXPECT_EQ(enc.word_ids.back(), -1);
+  for (size_t i = 1; i + 1 < enc.ids.size(); ++i) {
+    const auto& word = words.at(static_cast<size_t>(enc.word_ids[i]));
+    // Each token lies inside its word.
+    EXPECT_GE(enc.offsets[i].first, word.second.first);
+    EXPECT_LE(enc.offsets[i].second, word.second.second);
+  }
+}
+
+TEST(Tokenizer, WhitespaceWordIds) {
+  auto tok = small();
+  const std::string a = "hello,world  unaffable\tcat!", b = "dog ran";
+  Encoding enc = tok.encode(a, b);
+  // [CLS] hello , world [SEP]... split on whitespace: "hello,world" "unaffable" "cat!"
+  ASSERT_EQ(enc.tokens, (std::vector<std::string>{"[CLS]", "hello", ",", "world", "un", "##aff", "##able",
+                                                  "cat", "!", "[SEP]", "dog", "ran", "[SEP]"}));
+  EXPECT_EQ(salient::whitespace_word_ids(a, enc, 0),
+            (std::vector<int64_t>{-1, 0, 0, 0, 1, 1, 1, 2, 2, -1, -1, -1, -1}));
+  EXPECT_EQ(salient::whitespace_word_ids(b, enc, 1),
+            (std::vector<int64_t>{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, -1}));
+  // Leading spaces and removed characters do not shift the words.
+  const std::string c = "  \u00adhello  world";
+  Encoding plain = tok.tokenize(c);
+  EXPECT_EQ(salient::whitespace_word_ids(c, plain), (std::vector<int64_t>{0, 1}));
+}
+
+TEST(Tokenizer, VocabularyAccess) {
+  auto tok = small();
+  EXPECT_EQ(tok.token_to_id("hello"), 5);
+  EXPECT_EQ(tok.token_to_id("nope"), tok.unk_id());
+  EXPECT_TRUE(tok.has_token("##aff"));
+  EXPECT_FALSE(tok.has_token("aff"));
+  EXPECT_EQ(tok.id_to_token(6), "world");
+  EXPECT_THROW(tok.id_to_token(-1), salient::Error);
+  EXPECT_THROW(tok.id_to_token(static_cast<int64_t>(tok.vocab_size())), salient::Error);
+
+  TempDir dir;
+  const std::string path = dir.file("vocab.txt");
+  tok.save_vocab(path);
+  WordPieceTokenizer again = WordPieceTokenizer::from_vocab_file(path);
+  EXPECT_EQ(again.vocab(), tok.vocab());
+  EXPECT_EQ(again.tokenize("unaffable").ids, tok.tokenize("unaffable").ids);
+}
+
+// Loads `content` written to a scratch file with `load` and returns the error message ("" if none).
+template <class Load>
+std::string load_error(const std::string& name, const std::string& content, Load load) {
+  TempDir dir;
+  const std::string path = dir.file(name);
+  salient::write_file_atomic(path, content);
+  try {
+    load(path);
+  } catch (const salient::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_error_naming(const std::string& msg, const std::string& what) {
+  EXPECT_NE(msg.find(what), std::string::npos) << "message: '" << msg << "' lacks '" << what << "'";
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
+TEST(TokenizerErrors, MissingFilesAndDirectories) {
+  try {
+    WordPieceTokenizer::from_vocab_file("/nonexistent/vocab.txt");
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), "/nonexistent/vocab.txt");
+  }
+  EXPECT_THROW(WordPieceTokenizer::from_tokenizer_json("/nonexistent/tokenizer.json"), salient::Error);
+  TempDir empty_dir;
+  try {
+    WordPieceTokenizer::from_dir(empty_dir.path());
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), empty_dir.path());
+  }
+}
+
+TEST(TokenizerErrors, MalformedTokenizerJson) {
+  auto load_json = [](const std::string& p) { WordPieceTokenizer::from_tokenizer_json(p); };
+  std::string msg = load_error("tokenizer.json", "{\"model\": {\"vocab\": {\"a\": 0,", load_json);
+  expect_error_naming(msg, "tokenizer.json");
+  EXPECT_NE(msg.find("invalid JSON"), std::string::npos) << msg;
+
+  msg = load_error("tokenizer.json", "{\"normalizer\": null}", load_json);
+  expect_error_naming(msg, "model");
+
+  msg = load_error("tokenizer.json", "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}", load_json);
+  expect_error_naming(msg, "empty");
+
+  const std::string no_cls =
+      R"({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "[SEP]": 1, "a": 2}},
+          "normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
+  msg = load_error("tokenizer.json", no_cls, load_json);
+  expect_error_naming(msg, "[CLS]");
+  expect_error_naming(msg, "tokenizer.json");
+
+  const std::string bad_ids =
+      R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "[CLS]": 5, "[SEP]": 1}},
+          "normalizer": null, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
+  expect_error_naming(load_error("tokenizer.json", bad_ids, load_json), "[CLS]");
+
+  const std::string bpe = R"({"model": {"type": "BPE", "vocab": {"a": 0}}})";
+  expect_error_naming(load_error("tokenizer.json", bpe, load_json), "BPE");
+}
+
+TEST(TokenizerErrors, BadVocabTxt) {
+  auto load_txt = [](const std::string& p) { WordPieceTokenizer::from_vocab_file(p); };
+  expect_error_naming(load_error("vocab.txt", "", load_txt), "empty");
+  std::string msg = load_error("vocab.txt", "[PAD]\n[UNK]\n[SEP]\nhello\n", load_txt);
+  expect_error_naming(msg, "[CLS]");
+  expect_error_naming(msg, "vocab.txt");
+  EXPECT_THROW(WordPieceTokenizer({}, {}), salient::Error);
+}
+
+TEST(Tokenizer, ConfigOptionsForVocabTxt) {
+  TempDir dir;
+  salient::write_file_atomic(dir.file("vocab.txt"),
+                             "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ncafé\ncafe\nCafé\r\n");
+  salient::write_file_atomic(dir.file("tokenizer_config.json"),
+                             R"({"do_lower_case": false, "strip_accents": null})");
+  WordPieceTokenizer cased = WordPieceTokenizer::from_dir(dir.path());
+  EXPECT_FALSE(cased.options().lowercase);
+  EXPECT_EQ(cased.tokenize("Café").tokens, std::vector<std::string>{"Café"});  // CRLF line read
+
+  salient::write_file_atomic(dir.file("tokenizer_config.json"), "{\"do_lower_case\": [");
+  EXPECT_THROW(WordPieceTokenizer::from_dir(dir.path()), salient::Error);
+}
+
+}  // namespace
