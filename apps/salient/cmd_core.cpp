@@ -1,0 +1,202 @@
+// Core subcommands: train, predict, tokenize, info.
+#include <torch/torch.h>
+
+#include "commands.h"
+#include "model/classifier.h"
+#include "train/trainer.h"
+#include "util/progress.h"
+#include "util/runtime.h"
+
+namespace salient::cli {
+
+namespace {
+
+std::string default_data_dir() {
+  std::string s = shared_dir();
+  return s.empty() ? "" : join_path(s, "data");
+}
+
+nlohmann::json encoding_json(const Encoding& e) {
+  nlohmann::json offsets = nlohmann::json::array();
+  for (const auto& [b, en] : e.offsets) offsets.push_back({b, en});
+  return {{"ids", e.ids}, {"tokens", e.tokens}, {"type_ids", e.type_ids}, {"offsets", offsets}, {"word_ids", e.word_ids}};
+}
+
+// ---- tokenize ----
+struct TokenizeArgs {
+  std::string model, tokenizer, input = "-", output = "-", truncation = "longest_first";
+  int max_length = 0;
+};
+
+void run_tokenize(const TokenizeArgs& a) {
+  if (a.model.empty() == a.tokenizer.empty()) fail("tokenize: give exactly one of --model DIR or --tokenizer PATH");
+  WordPieceTokenizer tok;
+  if (!a.model.empty()) tok = WordPieceTokenizer::from_dir(a.model);
+  else if (dir_exists(a.tokenizer)) tok = WordPieceTokenizer::from_dir(a.tokenizer);
+  else if (a.tokenizer.size() > 5 && a.tokenizer.substr(a.tokenizer.size() - 5) == ".json") tok = WordPieceTokenizer::from_tokenizer_json(a.tokenizer);
+  else tok = WordPieceTokenizer::from_vocab_file(a.tokenizer);
+  Truncation trunc = parse_truncation(a.truncation);
+  if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
+  Output out(a.output);
+  for (const auto& item : read_input_items(a.input)) {
+    if (!item.text) fail("line {}: tokenize needs 'text', not 'input_ids'", item.line_no);
+    Encoding e = tok.encode(*item.text, item.text_pair, a.max_length, trunc);
+    nlohmann::json j = encoding_json(e);
+    if (e.truncated) j["truncated"] = true;
+    out.line(j);
+  }
+  out.commit();
+}
+
+// ---- predict ----
+struct PredictArgs {
+  std::string model, input = "-", output = "-";
+  int64_t batch_size = 32;
+  int max_length = 0;
+};
+
+void run_predict(const PredictArgs& a) {
+  if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  Classifier clf = load_classifier(a.model);
+  auto items = read_input_items(a.input);
+  std::vector<Encoding> encs;
+  for (const auto& item : items) {
+    std::string where = fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, item.line_no);
+    if (item.text) encs.push_back(clf.encode(*item.text, item.text_pair, a.max_length));
+    else encs.push_back(clf.encode_ids(item.input_ids, item.token_type_ids, where));
+    if (encs.back().truncated)
+      std::fprintf(stderr, "salient: warning: %s: input truncated to %zu tokens\n", where.c_str(), encs.back().ids.size());
+  }
+  Output out(a.output);
+  torch::NoGradGuard no_grad;
+  for (size_t s = 0; s < encs.size(); s += a.batch_size) {
+    std::vector<const Encoding*> chunk;
+    for (size_t i = s; i < std::min(encs.size(), s + a.batch_size); ++i) chunk.push_back(&encs[i]);
+    Batch b = make_batch(chunk, clf.tokenizer.pad_id());
+    auto logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kFloat64);
+    auto probs = torch::softmax(logits, -1);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      auto l = logits[i], p = probs[i];
+      int64_t id = p.argmax().item<int64_t>();
+      nlohmann::json j;
+      const auto& fields = items[s + i].fields;
+      if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
+      j["label"] = clf.label_name(id);
+      j["label_id"] = id;
+      j["logits"] = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
+      j["probs"] = std::vector<double>(p.data_ptr<double>(), p.data_ptr<double>() + p.numel());
+      if (chunk[i]->truncated) j["truncated"] = true;
+      out.line(j);
+    }
+  }
+  out.commit();
+}
+
+// ---- info ----
+void run_info(const std::string& model_dir, bool json_out) {
+  BlasInfo blas = blas_info();
+  nlohmann::json j;
+  j["torch"] = TORCH_VERSION;
+  j["threads"] = current_threads();
+  j["blas"] = {{"library", blas.library}, {"openblas", blas.is_openblas}, {"config", blas.config},
+               {"reference_blas", blas.is_reference}};
+  if (!model_dir.empty()) {
+    LoadReport report;
+    Transformer m = load_model(model_dir, {}, &report);
+    const auto& c = m.config();
+    j["model"] = {{"dir", model_dir}, {"model_type", c.model_type}, {"layers", c.num_hidden_layers},
+                  {"heads", c.num_attention_heads}, {"hidden_size", c.hidden_size},
+                  {"intermediate_size", c.intermediate_size}, {"activation", activation_name(c.hidden_act)},
+                  {"max_tokens", c.max_tokens()}, {"vocab_size", c.vocab_size}, {"parameters", m.parameter_count()},
+                  {"labels", c.id2label}, {"unexpected_weights", report.unexpected}};
+  }
+  if (json_out) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "torch     " << TORCH_VERSION << "\n"
+            << "threads   " << j["threads"].get<int>() << "\n"
+            << "blas      " << (blas.library.empty() ? "unknown" : blas.library)
+            << (blas.is_openblas ? " (OpenBLAS: " + blas.config + ")" : blas.is_reference ? " (reference BLAS: slow!)" : "") << "\n";
+  if (j.contains("model")) {
+    const auto& mj = j["model"];
+    std::cout << "model     " << model_dir << "\n"
+              << "type      " << mj["model_type"].get<std::string>() << ": " << mj["layers"] << " layers, "
+              << mj["heads"] << " heads, hidden " << mj["hidden_size"] << ", intermediate " << mj["intermediate_size"]
+              << ", " << mj["activation"].get<std::string>() << ", max " << mj["max_tokens"] << " tokens\n"
+              << "params    " << mj["parameters"] << "\n"
+              << "labels    ";
+    for (size_t i = 0; i < mj["labels"].size(); ++i) std::cout << (i ? ", " : "") << i << "=" << mj["labels"][i].get<std::string>();
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
+  static TokenizeArgs tk;
+  auto* tok_cmd = app.add_subcommand("tokenize", "tokenize text lines or JSON lines → ids, tokens, type_ids, offsets, word_ids");
+  tok_cmd->add_option("--model", tk.model, "model directory (uses its tokenizer)");
+  tok_cmd->add_option("--tokenizer", tk.tokenizer, "tokenizer.json, vocab.txt or a directory");
+  tok_cmd->add_option("--input,-i", tk.input, "input file (default stdin)");
+  tok_cmd->add_option("--output,-o", tk.output, "output file (default stdout)");
+  tok_cmd->add_option("--max-length", tk.max_length, "truncate to this many tokens incl. specials (0 = none)");
+  tok_cmd->add_option("--truncation", tk.truncation, "longest_first | only_first | only_second");
+
+  static PredictArgs pr;
+  auto* pred_cmd = app.add_subcommand("predict", "classify text/JSON lines → label, label_id, logits, probs");
+  pred_cmd->add_option("--model", pr.model, "model directory (config.json + model.safetensors + vocab)")->required();
+  pred_cmd->add_option("--input,-i", pr.input, "input file (default stdin)");
+  pred_cmd->add_option("--output,-o", pr.output, "output file (default stdout)");
+  pred_cmd->add_option("--batch-size", pr.batch_size, "examples per forward pass");
+  pred_cmd->add_option("--max-length", pr.max_length, "truncate inputs to this many tokens (default: the model's limit)");
+
+  static std::string info_model;
+  static bool info_json = false;
+  auto* info_cmd = app.add_subcommand("info", "architecture, parameters, labels, BLAS and threads");
+  info_cmd->add_option("--model", info_model, "model directory");
+  info_cmd->add_flag("--json", info_json, "print JSON");
+
+  static TrainOptions tr;
+  tr.data_dir = default_data_dir();
+  auto* train_cmd = app.add_subcommand("train", "train a classifier from scratch or fine-tune a checkpoint");
+  train_cmd->add_option("--train", tr.train_data, "training data: sst2:train, cola:train, hatexplain:train, eraser:train, sst-trees:train or a CSV/JSONL file")->required();
+  train_cmd->add_option("--dev", tr.dev_data, "evaluation data (same forms)")->required();
+  train_cmd->add_option("--out", tr.output_dir, "output model directory")->required();
+  train_cmd->add_option("--data-dir", tr.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  train_cmd->add_option("--init", tr.init_model, "fine-tune this model directory instead of training from scratch");
+  train_cmd->add_option("--vocab", tr.vocab, "vocabulary for from-scratch training (vocab.txt, tokenizer.json or directory)");
+  train_cmd->add_option("--hidden", tr.hidden_size, "hidden size (from scratch)");
+  train_cmd->add_option("--layers", tr.num_layers, "encoder layers (from scratch)");
+  train_cmd->add_option("--heads", tr.num_heads, "attention heads (from scratch)");
+  train_cmd->add_option("--intermediate", tr.intermediate_size, "feed-forward size (from scratch)");
+  train_cmd->add_option("--activation", tr.activation, "gelu | gelu_new | relu (from scratch)");
+  train_cmd->add_option("--dropout", tr.dropout, "hidden dropout (from scratch)");
+  train_cmd->add_option("--attention-dropout", tr.attention_dropout, "attention dropout (from scratch)");
+  train_cmd->add_option("--max-length", tr.max_length, "tokens per example incl. [CLS]/[SEP]");
+  train_cmd->add_option("--epochs", tr.epochs, "epochs");
+  train_cmd->add_option("--batch-size", tr.batch_size, "batch size");
+  train_cmd->add_option("--lr", tr.lr, "peak learning rate");
+  train_cmd->add_option("--weight-decay", tr.weight_decay, "AdamW weight decay");
+  train_cmd->add_option("--warmup", tr.warmup_ratio, "warmup fraction of all steps");
+  train_cmd->add_option("--clip", tr.clip_norm, "gradient-norm clip (0 = off)");
+  train_cmd->add_option("--max-minutes", tr.max_minutes, "stop training after this many minutes");
+  train_cmd->add_option("--max-train", tr.max_train_examples, "use only N training examples (seeded sample)");
+  train_cmd->add_option("--select-metric", tr.select_metric, "accuracy | macro_f1 | mcc: which dev metric picks the best epoch");
+  train_cmd->add_option("--seed", tr.seed, "random seed");
+  train_cmd->add_flag("--resume", tr.resume, "continue from OUT/checkpoint if present");
+  train_cmd->add_option("--stop-after-epoch", tr.stop_after_epoch, "end this run after epoch N (continue later with --resume)");
+
+  commands.push_back({tok_cmd, [] { run_tokenize(tk); }});
+  commands.push_back({pred_cmd, [] { run_predict(pr); }});
+  commands.push_back({info_cmd, [] { run_info(info_model, info_json); }});
+  commands.push_back({train_cmd, [] {
+    TrainResult r = train_classifier(tr);
+    std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"accuracy", r.best.accuracy}, {"macro_f1", r.best.macro_f1},
+                                 {"mcc", r.best.mcc}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})
+                     .dump()
+              << "\n";
+  }});
+}
+
+}  // namespace salient::cli

@@ -1,0 +1,18 @@
+#pragma once
+// Each group of subcommands registers its options on the CLI11 app and the action to run when it
+// was chosen. main.cpp parses and dispatches; errors become one line on stderr and exit code 1.
+#include <functional>
+#include <vector>
+
+#include "common.h"
+
+namespace salient::cli {
+
+struct Command {
+  CLI::App* app;
+  std::function<void()> run;
+};
+
+void add_core_commands(CLI::App& app, std::vector<Command>& commands);  // train, predict, tokenize, info
+
+}  // namespace salient::cli
