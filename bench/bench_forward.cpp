@@ -1,7 +1,7 @@
 // Forward latency and throughput of the transformer engine at lengths 32/128/512 and batch 1/32,
 // for a BERT-base-shaped model (random weights) and any trained models given as arguments, with
 // achieved GFLOP/s against the measured matmul peak.
-//   bench_forward [--threads N] [--quick] [MODEL_DIR ...]
+//   bench_forward [--threads N] [--quick] [--only-base-128] [MODEL_DIR ...]
 #include <cstdio>
 #include <string>
 
@@ -20,11 +20,12 @@ double forward_flops(const ModelConfig& c, int64_t batch, int64_t len) {
   return batch * c.num_hidden_layers * per_layer;
 }
 
-void bench_model(const std::string& name, const Transformer& model, bool quick, double peak) {
+void bench_model(const std::string& name, const Transformer& model, bool quick, double peak, bool only_128 = false) {
   torch::NoGradGuard ng;
   for (int64_t len : {32, 128, 512}) {
-    if (len > model.config().max_tokens()) continue;
+    if (len > model.config().max_tokens() || (only_128 && len != 128)) continue;
     for (int64_t batch : {1, 32}) {
+      if (only_128 && batch != 1) continue;
       auto ids = torch::randint(1000, 2000, {batch, len}, torch::kLong);
       double flops = forward_flops(model.config(), batch, len);
       int reps = flops > 2e11 ? 1 : (flops > 2e10 ? 3 : 10);
@@ -42,24 +43,25 @@ void bench_model(const std::string& name, const Transformer& model, bool quick, 
 
 int main(int argc, char** argv) {
   int threads = 0;
-  bool quick = false;
+  bool quick = false, only_base_128 = false;
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--quick") quick = true;
+    else if (a == "--only-base-128") only_base_128 = true;  // for bench/blas_variants.sh
     else dirs.push_back(a);
   }
   threads = set_threads(threads);
   BlasInfo blas = blas_info();
-  double peak = bench::matmul_peak_gflops();
+  double peak = bench::matmul_peak_gflops(only_base_128 ? 768 : 1536);
   std::printf("threads %d, BLAS %s, measured sgemm peak %.1f GFLOP/s\n\n", threads, blas.library.c_str(), peak);
   std::printf("| model | length | batch | latency s | sequences/s | GFLOP/s | of peak |\n|---|---|---|---|---|---|---|\n");
   nlohmann::json cfg = {{"model_type", "bert"}, {"hidden_size", 768}, {"num_hidden_layers", 12},
                         {"num_attention_heads", 12}, {"intermediate_size", 3072}, {"vocab_size", 30522},
                         {"max_position_embeddings", 512}};
   Transformer base(ModelConfig::from_json(cfg, "bert-base shape"), 0);
-  bench_model("bert-base (random)", base, quick, peak);
+  bench_model("bert-base (random)", base, quick, peak, only_base_128);
   for (const auto& d : dirs) bench_model(d, load_model(d), quick, peak);
   return 0;
 }
