@@ -90,3 +90,37 @@ TEST(Train, BadOptionsGiveOneLineErrors) {
   o.select_metric = "bleu";
   EXPECT_THROW(train_classifier(o), salient::Error);
 }
+
+TEST(Train, FineTunesACheckpointWithoutAHead) {
+  SALIENT_REQUIRE_SHARED(shared_path("fixtures/reference-bert/model"));
+  // A base-model checkpoint: the reference BERT without pooler and classifier weights.
+  const std::string base = fresh_dir("base");
+  make_dirs(base);
+  const std::string ref = shared_path("fixtures/reference-bert/model");
+  SafetensorsFile st = read_safetensors(ref + "/model.safetensors");
+  for (auto it = st.tensors.begin(); it != st.tensors.end();)
+    it = (it->first.rfind("classifier.", 0) == 0 || it->first.rfind("bert.pooler.", 0) == 0) ? st.tensors.erase(it) : std::next(it);
+  write_safetensors(base + "/model.safetensors", st);
+  for (const char* f : {"config.json", "vocab.txt", "tokenizer_config.json"})
+    write_file_atomic(base + "/" + f, read_file(ref + "/" + f));
+  EXPECT_THROW(load_model(base), salient::Error);  // a classifier needs its head unless told otherwise
+  LoadReport report;
+  LoadOptions lo;
+  lo.allow_new_head = true;
+  load_model(base, lo, &report);
+  EXPECT_EQ(report.initialised.size(), 4u);
+
+  torch::set_num_threads(1);
+  TrainOptions o = tiny_options(fresh_dir("finetune"));
+  o.vocab.clear();
+  o.init_model = base;
+  o.epochs = 1;
+  o.max_train_examples = 500;
+  TrainResult r = train_classifier(o);
+  ASSERT_EQ(r.history.size(), 1u);
+  Classifier tuned = load_classifier(o.output_dir);
+  EXPECT_EQ(tuned.model.config().hidden_size, 32);  // the checkpoint's architecture, not the options'
+  EXPECT_EQ(tuned.model.config().id2label, (std::vector<std::string>{"negative", "positive"}));
+  EXPECT_EQ(tuned.tokenizer.vocab_size(), 30522u);
+  std::system(("rm -rf " + base + " " + o.output_dir).c_str());
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Trains the task classifiers used across docs/ (all from scratch, bert-base-uncased vocabulary,
+# 2 layers, 4 heads, hidden 128 so attention features align across tasks for ExpNet).
+# Usage: scripts/train_models.sh [sst2|hatexplain|cola|eraser ...]   (default: all)
+# Results (dev metrics per epoch) land in models/<task>/training.json; logs in runs/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/salient}
+SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
+export SALIENT_SHARED=$SHARED
+VOCAB=$SHARED/data/bert_base_uncased_tokenizer
+THREADS=${THREADS:-2}
+COMMON=(--vocab "$VOCAB" --hidden 128 --layers 2 --heads 4 --intermediate 512 --seed 13 --resume)
+mkdir -p models runs
+train() {  # task, then train options
+  local task=$1; shift
+  "$BIN" --threads "$THREADS" train --out "models/$task" "${COMMON[@]}" "$@" \
+    > "runs/train_$task.json" 2> "runs/train_$task.log"
+  echo "$task: $(cat "runs/train_$task.json")"
+}
+tasks=("$@")
+[ ${#tasks[@]} -eq 0 ] && tasks=(sst2 hatexplain cola eraser)
+for t in "${tasks[@]}"; do
+  case $t in
+    sst2) train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 5 --max-minutes 15 ;;
+    hatexplain) train hatexplain --train hatexplain:train --dev hatexplain:val --max-length 128 --epochs 6 \
+                  --max-minutes 10 --select-metric macro_f1 ;;
+    cola) train cola --train cola:train --dev cola:dev --max-length 64 --epochs 10 --max-minutes 6 \
+            --select-metric mcc ;;
+    eraser) train eraser --train eraser:train --dev eraser:val --max-length 256 --batch-size 16 --epochs 20 \
+              --max-minutes 12 ;;
+    *) echo "unknown task $t" >&2; exit 2 ;;
+  esac
+done
