@@ -1,0 +1,541 @@
+// salient attattr attribute | heads | prune | tree | triggers: Self-Attention Attribution.
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+
+#include "attattr/analysis.h"
+#include "attattr/attribution.h"
+#include "attattr/render.h"
+#include "commands.h"
+#include "data/dataset.h"
+#include "model/classifier.h"
+#include "util/progress.h"
+
+namespace salient::cli {
+
+namespace {
+
+using namespace salient::attattr;
+using nlohmann::json;
+
+std::string default_data_dir() {
+  std::string s = shared_dir();
+  return s.empty() ? "" : join_path(s, "data");
+}
+
+std::vector<double> to_vector(const torch::Tensor& t) {
+  torch::Tensor c = t.to(torch::kCPU, torch::kFloat64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// Nested JSON array of a tensor (any rank).
+json tensor_json(const torch::Tensor& t) {
+  if (t.dim() == 0) return t.to(torch::kFloat64).item<double>();
+  if (t.dim() == 1) return to_vector(t);
+  json a = json::array();
+  for (int64_t i = 0; i < t.size(0); ++i) a.push_back(tensor_json(t[i]));
+  return a;
+}
+
+std::vector<int64_t> parse_layers(const std::string& s) {
+  std::vector<int64_t> out;
+  if (s.empty() || s == "all") return out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    try {
+      size_t used = 0;
+      long v = std::stol(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      fail("--layers: '{}' is not a comma-separated list of layer numbers", s);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+struct CommonArgs {
+  std::string model, data_dir = default_data_dir();
+  int m = 20;
+  std::string rule = "left";
+  double max_batch_mb = 2048;
+  bool float64 = false;
+};
+
+void add_common(CLI::App* cmd, CommonArgs& a, int default_m) {
+  a.m = default_m;
+  cmd->add_option("--model", a.model, "model directory")->required();
+  cmd->add_option("--m", a.m, "integration points (default " + std::to_string(default_m) + ")");
+  cmd->add_option("--rule", a.rule, "left (default, as the authors' code) | right | midpoint | trapezoid | gauss");
+  cmd->add_option("--max-batch-mb", a.max_batch_mb, "memory bound for one chunk of integration points (MiB)");
+  cmd->add_option("--data-dir", a.data_dir, "directory of the shared datasets");
+  cmd->add_flag("--float64", a.float64, "compute in double precision");
+}
+
+Classifier load(const CommonArgs& a) {
+  Classifier clf = load_classifier(a.model);
+  if (a.float64) clf.model.to(torch::kFloat64);
+  clf.model.set_requires_grad(false);  // gradients only w.r.t. the scaled attention
+  clf.model.eval();
+  return clf;
+}
+
+AttributionOptions options(const CommonArgs& a) {
+  AttributionOptions o;
+  o.m = a.m;
+  o.rule = parse_rule(a.rule);
+  o.max_batch_mb = a.max_batch_mb;
+  make_quadrature(o.rule, o.m);  // validate before any work
+  return o;
+}
+
+LabelledSet load_set(const Classifier& clf, const std::string& spec, const std::string& data_dir, int64_t limit,
+                     const std::string& flag) {
+  if (spec.empty()) fail("{}: a dataset is required (e.g. sst2:dev)", flag);
+  Dataset ds = load_dataset(spec, data_dir);
+  LabelledSet set;
+  for (const Record& r : ds.records) {
+    if (limit > 0 && (int64_t)set.encodings.size() >= limit) break;
+    if (r.label < 0) fail("{}: '{}' has unlabelled records (id {})", flag, spec, r.id);
+    if (r.label >= clf.model.config().num_labels)
+      fail("{}: label {} of record {} is out of range for the model", flag, r.label, r.id);
+    set.encodings.push_back(clf.encode(r.text, r.text_pair));
+    set.labels.push_back(r.label);
+  }
+  if (set.encodings.empty()) fail("{}: '{}' has no records", flag, spec);
+  return set;
+}
+
+torch::Tensor row(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong).unsqueeze(0); }
+
+// ---- attribute ----
+struct AttributeArgs {
+  CommonArgs c;
+  std::string layers, target = "pred", input = "-", output = "-", html;
+  int64_t html_index = 0;
+  bool straightforward = false;
+};
+
+int64_t resolve_target(const std::string& spec, const InputItem& item, const Classifier& clf, const std::string& where) {
+  if (spec == "pred") return -1;
+  const int64_t n = clf.model.config().num_labels;
+  if (spec == "gold") {
+    if (!item.fields.is_object() || !item.fields.contains("label"))
+      fail("{}: --target gold needs a 'label' field", where);
+    const json& l = item.fields["label"];
+    if (l.is_number_integer()) {
+      int64_t v = l.get<int64_t>();
+      if (v < 0 || v >= n) fail("{}: label {} out of range (the model has {} labels)", where, v, n);
+      return v;
+    }
+    if (l.is_string())
+      for (int64_t i = 0; i < n; ++i)
+        if (clf.label_name(i) == l.get<std::string>()) return i;
+    fail("{}: label {} is not one of the model's labels", where, l.dump());
+  }
+  try {
+    size_t used = 0;
+    long v = std::stol(spec, &used);
+    if (used == spec.size()) {
+      if (v < 0 || v >= n) fail("--target: class {} out of range (the model has {} labels)", v, n);
+      return v;
+    }
+  } catch (const std::invalid_argument&) {
+  } catch (const std::out_of_range&) {
+  }
+  for (int64_t i = 0; i < n; ++i)
+    if (clf.label_name(i) == spec) return i;
+  fail("--target: '{}' is not pred, gold, a class number or a label name", spec);
+}
+
+void run_attribute(const AttributeArgs& a) {
+  Classifier clf = load(a.c);
+  AttributionOptions o = options(a.c);
+  o.layers = parse_layers(a.layers);
+  std::vector<int64_t> layer_ids = checked_layers(clf.model, o);
+  auto items = read_input_items(a.input);
+  const std::string source = a.input == "-" ? "<stdin>" : a.input;
+  // Encode everything first so a bad line fails before any work.
+  std::vector<Encoding> encs;
+  std::vector<int64_t> targets;
+  for (const auto& item : items) {
+    std::string where = fmt::format("{}:{}", source, item.line_no);
+    Encoding e;
+    if (item.text) {
+      e = clf.tokenizer.encode(*item.text, item.text_pair);
+      if ((int64_t)e.ids.size() > clf.model.config().max_tokens())
+        fail("{}: input has {} tokens but the model allows at most {}", where, e.ids.size(), clf.model.config().max_tokens());
+    } else {
+      e = clf.encode_ids(item.input_ids, item.token_type_ids, where);
+    }
+    encs.push_back(std::move(e));
+    targets.push_back(resolve_target(a.target, item, clf, where));
+  }
+  if (a.html_index < 0 || (!a.html.empty() && a.html_index >= (int64_t)encs.size()))
+    fail("--html-index: {} is not an input line index (0..{})", a.html_index, (int64_t)encs.size() - 1);
+  Output out(a.output);
+  Progress progress("attattr", (int64_t)encs.size(), "ex");
+  for (size_t i = 0; i < encs.size(); ++i) {
+    const Encoding& e = encs[i];
+    AttributionResult r = a.straightforward ? attribute_straightforward(clf.model, row(e.ids), row(e.type_ids), targets[i], o)
+                                            : attribute(clf.model, row(e.ids), row(e.type_ids), targets[i], o);
+    json j;
+    const auto& fields = items[i].fields;
+    if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
+    j["tokens"] = e.tokens;
+    j["target"] = r.target;
+    j["target_label"] = clf.label_name(r.target);
+    j["probs"] = to_vector(r.probs);
+    j["m"] = o.m;
+    j["rule"] = rule_name(o.rule);
+    j["layer_ids"] = layer_ids;
+    json layers = json::array(), completeness = json::array(), token_out = json::array(), token_in = json::array(),
+         word_out = json::array(), word_in = json::array();
+    json words;
+    for (const auto& la : r.layers) {
+      layers.push_back(tensor_json(la.attribution));
+      completeness.push_back({{"layer", la.layer}, {"sum", la.attribution_sum}, {"f_full", la.f_full}, {"f_zero", la.f_zero},
+                              {"gap", la.completeness_gap()},
+                              {"relative_gap", std::abs(la.f_full - la.f_zero) > 0
+                                                   ? la.completeness_gap() / std::abs(la.f_full - la.f_zero) : 0.0}});
+      TokenFlow tf = token_flow(la);
+      token_out.push_back(tf.out);
+      token_in.push_back(tf.in);
+      WordFlow wf = word_flow(la, e.tokens, e.word_ids, e.type_ids);
+      words = wf.labels;
+      word_out.push_back(wf.out);
+      word_in.push_back(wf.in);
+    }
+    j["layers"] = std::move(layers);
+    j["completeness"] = std::move(completeness);
+    j["head_importance"] = tensor_json(head_importance(r));
+    j["token_out"] = std::move(token_out);
+    j["token_in"] = std::move(token_in);
+    j["words"] = words;
+    j["word_out"] = std::move(word_out);
+    j["word_in"] = std::move(word_in);
+    if (!a.html.empty() && (int64_t)i == a.html_index)
+      write_file_atomic(a.html, attribution_html(j, "Self-Attention Attribution — " + clf.dir));
+    out.line(j);
+    progress.update();
+  }
+  progress.finish();
+  out.commit();
+}
+
+// ---- heads ----
+struct HeadsArgs {
+  CommonArgs c;
+  std::string data = "sst2:dev", target = "gold", out;
+  int64_t limit = 200, taylor_batch = 32;
+  uint64_t seed = 0;
+};
+
+json head_scores_json(const Classifier& clf, const HeadsArgs& a) {
+  LabelledSet set = load_set(clf, a.data, a.c.data_dir, a.limit, "--data");
+  if (a.target != "gold" && a.target != "pred") fail("--target: must be gold or pred (got '{}')", a.target);
+  AttributionOptions o = options(a.c);
+  json j;
+  j["model"] = clf.dir;
+  j["data"] = a.data;
+  j["examples"] = set.encodings.size();
+  j["m"] = o.m;
+  j["rule"] = rule_name(o.rule);
+  j["target"] = a.target;
+  j["seed"] = a.seed;
+  json orderings;
+  orderings["attattr"] = tensor_json(attattr_head_scores(clf.model, set, o, a.target == "gold"));
+  orderings["attention"] = tensor_json(attention_head_scores(clf.model, set));
+  orderings["taylor"] = tensor_json(taylor_head_scores(clf.model, set, a.taylor_batch));
+  orderings["random"] = tensor_json(random_head_scores(clf.model, a.seed));
+  j["scores"] = orderings;
+  return j;
+}
+
+torch::Tensor json_matrix(const json& j) {
+  std::vector<torch::Tensor> rows;
+  for (const auto& r : j) rows.push_back(torch::tensor(r.get<std::vector<double>>(), torch::kFloat64));
+  return torch::stack(rows);
+}
+
+// ---- prune ----
+struct PruneArgs {
+  HeadsArgs h;
+  std::string heads_file, eval_data = "sst2:dev", svg, markdown;
+  int steps = 10;
+  int64_t layer = -1;
+};
+
+void run_prune(const PruneArgs& a) {
+  Classifier clf = load(a.h.c);
+  if (a.steps <= 0) fail("--steps: must be positive (got {})", a.steps);
+  json scores = a.heads_file.empty() ? head_scores_json(clf, a.h) : parse_json_file(a.heads_file);
+  if (!scores.contains("scores")) fail("--heads: '{}' has no 'scores' (write it with salient attattr heads)", a.heads_file);
+  LabelledSet eval = load_set(clf, a.eval_data, a.h.c.data_dir, 0, "--eval-data");
+  json result = {{"model", clf.dir}, {"eval_data", a.eval_data}, {"eval_examples", eval.encodings.size()},
+                 {"heads", scores}};
+  std::vector<Curve> curves;
+  std::string md = fmt::format("Pruning heads of {} (lowest score first), accuracy on {} ({} examples)\n\n| removed |",
+                               clf.dir, a.eval_data, eval.encodings.size());
+  std::vector<std::string> names;
+  std::vector<std::vector<PruneStep>> all;
+  for (const auto& [name, s] : scores["scores"].items()) {
+    torch::Tensor t = json_matrix(s);
+    Progress progress("prune " + name, 1, "curve");
+    std::vector<PruneStep> curve = pruning_curve(clf.model, eval, t, a.steps);
+    progress.finish();
+    json jc = json::array();
+    Curve c{name, {}};
+    for (const auto& st : curve) {
+      jc.push_back({{"fraction", st.fraction}, {"removed", st.removed}, {"accuracy", st.accuracy}});
+      c.points.emplace_back(st.fraction, st.accuracy);
+    }
+    result["curves"][name] = jc;
+    if (a.layer >= 0) result["layer_top_k"][name] = prune_layer_top_k(clf.model, eval, t, a.layer);
+    curves.push_back(c);
+    names.push_back(name);
+    all.push_back(curve);
+    md += " " + name + " |";
+  }
+  md += "\n|---|";
+  for (size_t i = 0; i < names.size(); ++i) md += "---|";
+  md += "\n";
+  for (int s = 0; s <= a.steps; ++s) {
+    md += fmt::format("| {:.0f}% ({}) |", 100.0 * all[0][s].fraction, all[0][s].removed);
+    for (const auto& c : all) md += fmt::format(" {:.2f} |", 100 * c[s].accuracy);
+    md += "\n";
+  }
+  if (a.layer >= 0) {
+    result["layer"] = a.layer;
+    md += fmt::format("\nTop-k heads of layer {} removed:\n\n| k |", a.layer);
+    for (const auto& n : names) md += " " + n + " |";
+    md += "\n|---|";
+    for (size_t i = 0; i < names.size(); ++i) md += "---|";
+    md += "\n";
+    for (int64_t k = 0; k <= clf.model.num_heads(); ++k) {
+      md += fmt::format("| {} |", k);
+      for (const auto& n : names) md += fmt::format(" {:.2f} |", 100 * result["layer_top_k"][n][k].get<double>());
+      md += "\n";
+    }
+  }
+  result["markdown"] = md;
+  if (!a.svg.empty())
+    write_file_atomic(a.svg, curves_svg(curves, "Head pruning: " + clf.dir, "fraction of heads removed", "accuracy"));
+  if (!a.markdown.empty()) write_file_atomic(a.markdown, md);
+  Output out(a.h.out);
+  out.text(result.dump(2) + "\n");
+  out.commit();
+}
+
+// ---- tree ----
+struct TreeArgs {
+  CommonArgs c;
+  std::string text, pair, data, target = "pred", out, svg;
+  int64_t index = 0, top_layer = -1;
+  double tau = 0.4, top_tau = -1;
+};
+
+void run_tree(const TreeArgs& a) {
+  Classifier clf = load(a.c);
+  AttributionOptions o = options(a.c);
+  Encoding e;
+  int64_t gold = -1;
+  if (!a.text.empty()) {
+    e = clf.encode(a.text, a.pair.empty() ? std::nullopt : std::optional<std::string>(a.pair));
+  } else if (!a.data.empty()) {
+    Dataset ds = load_dataset(a.data, a.c.data_dir);
+    if (a.index < 0 || a.index >= (int64_t)ds.records.size())
+      fail("--index: {} out of range ('{}' has {} records)", a.index, a.data, ds.records.size());
+    e = clf.encode(ds.records[a.index].text, ds.records[a.index].text_pair);
+    gold = ds.records[a.index].label;
+  } else {
+    fail("tree: give --text (and --pair) or --data with --index");
+  }
+  int64_t target = -1;
+  if (a.target == "gold") {
+    if (gold < 0) fail("--target gold needs --data with labels");
+    target = gold;
+  } else if (a.target != "pred") {
+    fail("--target: must be pred or gold (got '{}')", a.target);
+  }
+  if (!(a.tau > 0)) fail("--tau: must be positive (got {})", a.tau);
+  AttributionResult r = attribute(clf.model, row(e.ids), row(e.type_ids), target, o);
+  std::vector<torch::Tensor> sums;
+  for (const auto& la : r.layers) sums.push_back(layer_sum(la));
+  AttributionTree t = build_tree(torch::stack(sums), a.tau, a.top_tau > 0 ? a.top_tau : a.tau, a.top_layer);
+  json j = {{"model", clf.dir}, {"tokens", e.tokens}, {"target", r.target}, {"target_label", clf.label_name(r.target)},
+            {"m", o.m}, {"rule", rule_name(o.rule)}, {"tau", a.tau}, {"top_tau", a.top_tau > 0 ? a.top_tau : a.tau},
+            {"top_layer", t.top_layer}, {"num_layers", clf.model.num_layers()}, {"root", t.root}};
+  json nodes = json::array(), edges = json::array();
+  for (size_t i = 0; i < e.tokens.size(); ++i)
+    if (t.state[i] != -1)
+      nodes.push_back({{"index", i}, {"token", e.tokens[i]}, {"height", t.height[i]},
+                       {"level", std::lround(t.height[i] * clf.model.num_layers())}});
+  for (const auto& ed : t.edges)
+    edges.push_back({{"from", ed.from}, {"to", ed.to}, {"from_token", e.tokens[ed.from]}, {"to_token", e.tokens[ed.to]},
+                     {"layer", ed.layer}, {"weight", ed.weight}});
+  j["nodes"] = nodes;
+  j["edges"] = edges;
+  if (!a.svg.empty()) write_file_atomic(a.svg, tree_svg(j));
+  Output out(a.out);
+  out.text(j.dump(2) + "\n");
+  out.commit();
+}
+
+// ---- triggers ----
+struct TriggerArgs {
+  CommonArgs c;
+  std::string train = "sst2:train", dev = "sst2:dev", out, markdown;
+  int64_t n = 500, top = 10;
+  double min_score = 0.02;
+  bool use_both = false;
+};
+
+void run_triggers(const TriggerArgs& a) {
+  Classifier clf = load(a.c);
+  AttributionOptions o = options(a.c);
+  if (a.n <= 0) fail("--n: must be positive (got {})", a.n);
+  if (a.top <= 0) fail("--top: must be positive (got {})", a.top);
+  LabelledSet mine = load_set(clf, a.train, a.c.data_dir, a.n, "--train");
+  Dataset dev = load_dataset(a.dev, a.c.data_dir);
+  LabelledSet dev_set = load_set(clf, a.dev, a.c.data_dir, 0, "--dev");
+  const int64_t n_labels = clf.model.config().num_labels;
+  std::vector<TriggerPattern> patterns = mine_trigger_patterns(clf, mine, o, a.min_score);
+  std::vector<double> before = accuracy_per_class(clf.model, dev_set, n_labels);
+  json j = {{"model", clf.dir}, {"train", a.train}, {"mined_examples", mine.encodings.size()}, {"dev", a.dev},
+            {"m", o.m}, {"rule", rule_name(o.rule)}, {"valid_patterns", patterns.size()}, {"accuracy_before", before}};
+  std::string md = fmt::format("Adversarial triggers on {} (mined from {} examples of {}, m = {}), accuracy per gold class on {}\n\n"
+                               "| pattern | layer.head | score | target | ",
+                               clf.dir, mine.encodings.size(), a.train, o.m, a.dev);
+  for (int64_t c = 0; c < n_labels; ++c) md += clf.label_name(c) + " before → after | ";
+  md += "\n|---|---|---|---|";
+  for (int64_t c = 0; c < n_labels; ++c) md += "---|";
+  md += "\n";
+  json results = json::array();
+  double best_drop = 0;
+  const int64_t count = std::min<int64_t>(a.top, patterns.size());
+  Progress progress("trigger eval", count, "pattern");
+  for (int64_t p = 0; p < count; ++p) {
+    const TriggerPattern& pat = patterns[p];
+    LabelledSet attacked;
+    for (size_t i = 0; i < dev.records.size() && i < dev_set.encodings.size(); ++i) {
+      attacked.encodings.push_back(insert_pattern(clf, pat, dev.records[i].text, dev.records[i].text_pair, a.use_both));
+      attacked.labels.push_back(dev_set.labels[i]);
+    }
+    std::vector<double> after = accuracy_per_class(clf.model, attacked, n_labels);
+    json tokens = json::array();
+    for (int64_t pos : pat.positions(a.use_both)) tokens.push_back(pat.tokens[pos]);
+    json drop = json::array();
+    for (int64_t c = 0; c < n_labels; ++c) {
+      drop.push_back(before[c] - after[c]);
+      best_drop = std::max(best_drop, before[c] - after[c]);
+    }
+    results.push_back({{"rank", p}, {"pattern", pat.label(a.use_both)}, {"inserted_tokens", tokens},
+                       {"top1", {pat.tokens[pat.pos1[0]], pat.tokens[pat.pos1[1]]}},
+                       {"top2", {pat.tokens[pat.pos2[0]], pat.tokens[pat.pos2[1]]}}, {"top1_position", pat.pos1},
+                       {"top2_position", pat.pos2}, {"scores", {pat.score1, pat.score2}}, {"layer", pat.layer},
+                       {"head", pat.head}, {"target_label", pat.target_label}, {"gold_label", pat.gold_label},
+                       {"example", pat.example}, {"accuracy_after", after}, {"accuracy_drop", drop}});
+    md += fmt::format("| {} | {}.{} | {:.3f} | {} | ", tokens.dump(), pat.layer, pat.head, pat.score_sum(),
+                      clf.label_name(pat.target_label));
+    for (int64_t c = 0; c < n_labels; ++c) md += fmt::format("{:.1f} → {:.1f} | ", 100 * before[c], 100 * after[c]);
+    md += "\n";
+    progress.update();
+  }
+  progress.finish();
+  md += fmt::format("\nLargest drop of one class's accuracy: {:.1f} points.\n", 100 * best_drop);
+  j["patterns"] = results;
+  j["largest_drop"] = best_drop;
+  j["markdown"] = md;
+  if (!a.markdown.empty()) write_file_atomic(a.markdown, md);
+  Output out(a.out);
+  out.text(j.dump(2) + "\n");
+  out.commit();
+}
+
+}  // namespace
+
+void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
+  auto* group = app.add_subcommand("attattr", "Self-Attention Attribution (Hao et al. 2021): attribute, heads, prune, tree, triggers");
+  group->require_subcommand(1);
+
+  static AttributeArgs at;
+  auto* attr = group->add_subcommand("attribute", "attribution of every attention connection → JSON lines");
+  add_common(attr, at.c, 20);
+  attr->add_option("--layers", at.layers, "comma-separated layers (default: all)");
+  attr->add_option("--target", at.target, "pred (default) | gold (needs 'label' in the input) | class number or name");
+  attr->add_option("--input,-i", at.input, "input JSON/text lines (default stdin)");
+  attr->add_option("--output,-o", at.output, "output file (default stdout)");
+  attr->add_option("--html", at.html, "write an HTML view (head heatmaps + token matrix) of one example");
+  attr->add_option("--html-index", at.html_index, "which input line the HTML view shows (default 0)");
+  attr->add_flag("--straightforward", at.straightforward, "reference path: m full forward+backward passes per layer");
+
+  static HeadsArgs hd;
+  auto* heads = group->add_subcommand("heads", "head importance over a dataset: attattr, attention, Taylor, random");
+  add_common(heads, hd.c, 20);
+  heads->add_option("--data", hd.data, "dataset (default sst2:dev)");
+  heads->add_option("--limit", hd.limit, "first N examples (default 200)");
+  heads->add_option("--target", hd.target, "gold (default) | pred");
+  heads->add_option("--taylor-batch", hd.taylor_batch, "batch size of the Taylor scores (default 32)");
+  heads->add_option("--seed", hd.seed, "seed of the random ordering");
+  heads->add_option("--out,-o", hd.out, "output JSON (default stdout)");
+
+  static PruneArgs pr;
+  auto* prune = group->add_subcommand("prune", "pruning curves for each head ordering (accuracy on the eval set)");
+  add_common(prune, pr.h.c, 20);
+  prune->add_option("--heads", pr.heads_file, "scores from `attattr heads` (default: compute them)");
+  prune->add_option("--data", pr.h.data, "dataset for the head scores when computed (default sst2:dev)");
+  prune->add_option("--limit", pr.h.limit, "examples for the head scores (default 200)");
+  prune->add_option("--seed", pr.h.seed, "seed of the random ordering");
+  prune->add_option("--eval-data", pr.eval_data, "accuracy on this whole dataset (default sst2:dev)");
+  prune->add_option("--steps", pr.steps, "curve steps (default 10: 0%, 10%, … 100%)");
+  prune->add_option("--layer", pr.layer, "also prune the top-k heads of this layer, k = 0..H");
+  prune->add_option("--out,-o", pr.h.out, "output JSON (default stdout)");
+  prune->add_option("--svg", pr.svg, "plot of the curves");
+  prune->add_option("--markdown", pr.markdown, "table of the curves");
+
+  static TreeArgs tr;
+  auto* tree = group->add_subcommand("tree", "attribution tree (Algorithm 1) of one example → JSON + SVG");
+  add_common(tree, tr.c, 64);
+  tree->add_option("--text", tr.text, "the input text");
+  tree->add_option("--pair", tr.pair, "second segment");
+  tree->add_option("--data", tr.data, "or a dataset ...");
+  tree->add_option("--index", tr.index, "... and the record index");
+  tree->add_option("--target", tr.target, "pred (default) | gold");
+  tree->add_option("--tau", tr.tau, "threshold on per-layer normalised attributions (default 0.4)");
+  tree->add_option("--top-tau", tr.top_tau, "threshold of the top layer (root's children); default = --tau");
+  tree->add_option("--top-layer", tr.top_layer, "layer of the root's children (default: second to last, as the original)");
+  tree->add_option("--out,-o", tr.out, "output JSON (default stdout)");
+  tree->add_option("--svg", tr.svg, "drawing (tokens across, layers up)");
+
+  static TriggerArgs tg;
+  auto* trig = group->add_subcommand("triggers", "adversarial trigger patterns: mine on training data, insert into dev");
+  add_common(trig, tg.c, 64);
+  trig->add_option("--train", tg.train, "mining data (default sst2:train)");
+  trig->add_option("--n", tg.n, "first N training examples (default 500)");
+  trig->add_option("--dev", tg.dev, "evaluation data (default sst2:dev)");
+  trig->add_option("--top", tg.top, "evaluate the top-N patterns (default 10)");
+  trig->add_option("--min-score", tg.min_score, "drop patterns whose two scores sum below this (default 0.02)");
+  trig->add_flag("--use-both", tg.use_both, "always insert both top pairs (default: only top-1 when score2/score1 < 0.2)");
+  trig->add_option("--out,-o", tg.out, "output JSON (default stdout)");
+  trig->add_option("--markdown", tg.markdown, "table of the results");
+
+  commands.push_back({attr, [] { run_attribute(at); }});
+  commands.push_back({heads, [] {
+    Classifier clf = load(hd.c);
+    json j = head_scores_json(clf, hd);
+    Output out(hd.out);
+    out.text(j.dump(2) + "\n");
+    out.commit();
+  }});
+  commands.push_back({prune, [] { run_prune(pr); }});
+  commands.push_back({tree, [] { run_tree(tr); }});
+  commands.push_back({trig, [] { run_triggers(tg); }});
+}
+
+}  // namespace salient::cli

@@ -1,0 +1,93 @@
+#pragma once
+// What the paper builds on top of the attributions: head importance over a dataset and pruning
+// curves (with attention-based, Taylor and random orderings for comparison), the attribution tree
+// (Algorithm 1 as the authors' script builds it) and adversarial trigger patterns.
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "attattr/attribution.h"
+#include "model/classifier.h"
+
+namespace salient::attattr {
+
+// Encoded examples with their gold labels (the model's truncation applies).
+struct LabelledSet {
+  std::vector<Encoding> encodings;
+  std::vector<int64_t> labels;
+};
+
+// ---- head importance: [num_layers, H] ----
+// Σ over examples of max over each head's attribution matrix; target = gold label (use_gold) or
+// the prediction. Every layer is attributed.
+torch::Tensor attattr_head_scores(const Transformer& model, const LabelledSet& data, const AttributionOptions& opts,
+                                  bool use_gold = true);
+// Σ over examples of max over each head's attention probabilities.
+torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet& data);
+// Taylor / Michel et al.: per batch |∂L/∂ξ_h| for a head mask ξ = 1 (= |Σ ctx·∂L/∂ctx| of the head),
+// summed over batches, then L2-normalised within each layer. L = mean cross-entropy on gold labels.
+torch::Tensor taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size = 32);
+torch::Tensor random_head_scores(const Transformer& model, uint64_t seed);
+
+// Accuracy with a 0/1 head mask [num_layers, H] on the attention probabilities (undefined = none).
+double masked_accuracy(const Transformer& model, const LabelledSet& data, const torch::Tensor& head_mask,
+                       int64_t batch_size = 64);
+
+struct PruneStep {
+  double fraction = 0;  // of all heads removed
+  int64_t removed = 0;
+  double accuracy = 0;
+};
+// Removes the ⌊r·#heads⌋ lowest-scored heads globally for r = 0, 1/steps, …, 1.
+std::vector<PruneStep> pruning_curve(const Transformer& model, const LabelledSet& data, const torch::Tensor& scores,
+                                     int steps = 10);
+// Removes the top-k heads (by score) of one layer for k = 0..H; entry k is the accuracy.
+std::vector<double> prune_layer_top_k(const Transformer& model, const LabelledSet& data, const torch::Tensor& scores,
+                                      int64_t layer);
+
+// ---- attribution tree ----
+struct TreeEdge {
+  int64_t from = 0, to = 0;  // token indices: query → key
+  int64_t layer = 0;         // layer whose normalised attribution created the edge
+  double weight = 0;         // that normalised attribution
+};
+struct AttributionTree {
+  int64_t root = 0;
+  int64_t top_layer = 0;
+  std::vector<double> height;  // per token, in units of layers / num_layers as the original draws it
+  std::vector<int> state;      // -1 not in tree, 0 in tree (expandable), 1 fixed
+  std::vector<TreeEdge> edges;
+};
+// per_layer: [num_layers, L, L] attributions summed over heads. tau: threshold on the per-layer
+// normalised scores; top_tau: threshold for the root's children (layer top_layer); top_layer < 0
+// means num_layers − 2 as in the authors' script (which never uses the last layer).
+AttributionTree build_tree(const torch::Tensor& per_layer, double tau = 0.4, double top_tau = 0.4,
+                           int64_t top_layer = -1);
+
+// ---- adversarial triggers ----
+struct TriggerPattern {
+  int64_t example = 0;  // index in the mining set
+  int64_t layer = 0, head = 0;
+  double score1 = 0, score2 = 0;
+  std::vector<int64_t> pos1, pos2;  // (query, key) of the top-2 entries
+  std::vector<std::string> tokens;  // of the mining example (with specials)
+  int64_t seg_pos = 0;              // index of the first [SEP]
+  int64_t target_label = 0, gold_label = 0;
+  double score_sum() const { return score1 + score2; }
+  // Token positions to insert (top-1 pair only when score2/score1 < 0.2 unless use_both), specials dropped.
+  std::vector<int64_t> positions(bool use_both = false) const;
+  std::string label(bool use_both = false) const;
+};
+// One pattern per example (predicted-class target, every layer, opts.m points), sorted by score sum
+// descending; patterns with score sum < min_score are dropped.
+std::vector<TriggerPattern> mine_trigger_patterns(const Classifier& clf, const LabelledSet& data,
+                                                  const AttributionOptions& opts, double min_score = 0.02);
+// Inserts the pattern's tokens at the same relative position of the same segment of each text
+// (as the authors' script does, on word pieces) and encodes the result.
+Encoding insert_pattern(const Classifier& clf, const TriggerPattern& pattern, const std::string& text,
+                        const std::optional<std::string>& pair, bool use_both = false);
+// Accuracy per gold class: correct / count (NaN-free: count 0 gives 0).
+std::vector<double> accuracy_per_class(const Transformer& model, const LabelledSet& data, int64_t num_labels);
+
+}  // namespace salient::attattr
