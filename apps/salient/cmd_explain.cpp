@@ -1,0 +1,454 @@
+// Explanation subcommands: `explain` (one method over JSON lines) and `benchmark` (methods ×
+// metrics over a dataset, resumable, with markdown/CSV/JSON tables and an HTML heatmap page).
+#include <sys/resource.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "commands.h"
+#include "data/dataset.h"
+#include "eval/faithfulness.h"
+#include "eval/plausibility.h"
+#include "explain/explainer.h"
+#include "util/progress.h"
+
+namespace salient::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+// Method options shared by both commands; only those given on the command line are passed on.
+struct MethodArgs {
+  int64_t steps = 0, samples = 0, start_layer = -1, internal_batch = 64;
+  std::string rule, baseline, removal, output = "prob";
+  uint64_t seed = 0;
+
+  void add(CLI::App* cmd) {
+    cmd->add_option("--steps", steps, "ig: integration points (default 50)");
+    cmd->add_option("--rule", rule, "ig: riemann_left | riemann_right | riemann_middle | riemann_trapezoid | gausslegendre");
+    cmd->add_option("--baseline", baseline, "ig: pad (keeps [CLS]/[SEP]) | zeros | mask");
+    cmd->add_option("--samples", samples, "lime / kernel_shap: perturbations per input");
+    cmd->add_option("--removal", removal, "occlusion / lime / kernel_shap / faithfulness: mask | delete");
+    cmd->add_option("--start-layer", start_layer, "rollout: first layer rolled out (default 0)");
+    cmd->add_option("--internal-batch", internal_batch, "rows per internal forward pass (bounds memory)");
+    cmd->add_option("--output", output, "explained output: prob (softmax probability, default) | logit");
+    cmd->add_option("--seed", seed, "seed of the sampling methods");
+  }
+  ExplainOptions options() const {
+    ExplainOptions o;
+    o.output = parse_model_output(output);
+    o.seed = seed;
+    if (internal_batch <= 0) fail("--internal-batch: must be positive (got {})", internal_batch);
+    o.internal_batch = internal_batch;
+    if (steps) o.params["steps"] = steps;
+    if (samples) o.params["samples"] = samples;
+    if (start_layer >= 0) o.params["start_layer"] = start_layer;
+    if (!rule.empty()) o.params["rule"] = rule;
+    if (!baseline.empty()) o.params["baseline"] = baseline;
+    if (!removal.empty()) o.params["removal"] = removal;
+    return o;
+  }
+};
+
+// ---- explain ----
+struct ExplainArgs {
+  std::string model, method, input = "-", out = "-", target = "pred", word_agg = "sum";
+  int64_t batch_size = 16;
+  int max_length = 0;
+  MethodArgs m;
+};
+
+void run_explain(const ExplainArgs& a) {
+  if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  if (a.word_agg != "sum" && a.word_agg != "max") fail("--word-agg: expected sum or max, got '{}'", a.word_agg);
+  auto explainer = make_explainer(a.method);  // unknown names fail before the model loads
+  const ExplainOptions opts = a.m.options();
+  Classifier clf = load_classifier(a.model);
+  const int64_t num_labels = clf.model.config().num_labels;
+  int64_t fixed_target = -1;
+  if (a.target != "pred") {
+    try {
+      size_t used = 0;
+      fixed_target = std::stoll(a.target, &used);
+      if (used != a.target.size()) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      fail("--target: expected 'pred' or a class index, got '{}'", a.target);
+    }
+    if (fixed_target < 0 || fixed_target >= num_labels)
+      fail("--target: class {} out of range for a model with {} labels", fixed_target, num_labels);
+  }
+  auto items = read_input_items(a.input);
+  std::vector<Encoding> encs;
+  for (const auto& item : items) {
+    std::string where = fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, item.line_no);
+    encs.push_back(item.text ? clf.encode(*item.text, item.text_pair, a.max_length)
+                             : clf.encode_ids(item.input_ids, item.token_type_ids, where));
+  }
+  Output out(a.out);
+  Progress progress("explain " + a.method, static_cast<int64_t>(encs.size()), "ex");
+  for (size_t s = 0; s < encs.size(); s += a.batch_size) {
+    std::vector<const Encoding*> chunk;
+    for (size_t i = s; i < std::min(encs.size(), s + a.batch_size); ++i) chunk.push_back(&encs[i]);
+    std::vector<int64_t> targets =
+        fixed_target >= 0 ? std::vector<int64_t>(chunk.size(), fixed_target) : predicted_classes(clf, chunk);
+    std::vector<Explanation> ex = explainer->explain(clf, chunk, targets, opts);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      const InputItem& item = items[s + i];
+      nlohmann::json j;
+      if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
+      j["method"] = ex[i].method;
+      j["target"] = ex[i].target;
+      j["target_label"] = clf.label_name(ex[i].target);
+      j["tokens"] = chunk[i]->tokens;
+      j["scores"] = ex[i].scores;
+      if (item.text) j["word_scores"] = word_scores(*item.text, *chunk[i], ex[i].scores, a.word_agg == "max");
+      j["extras"] = ex[i].extras;
+      out.line(j);
+    }
+    progress.update(static_cast<int64_t>(chunk.size()));
+  }
+  progress.finish();
+  out.commit();
+}
+
+// ---- benchmark ----
+const std::vector<std::string> kPlausibility = {"token_f1", "token_f1_top5", "token_iou", "token_auroc", "token_auprc",
+                                                "word_f1", "word_auroc", "word_auprc"};
+const std::vector<std::string> kFaithfulness = {"comprehensiveness", "sufficiency", "aopc_comprehensiveness",
+                                                "aopc_sufficiency", "deletion_auc", "insertion_auc"};
+const std::vector<std::string> kCost = {"time_ms", "peak_rss_mb"};
+
+struct BenchmarkArgs {
+  std::string model, data, data_dir, methods, metrics = "token_f1,token_auroc,token_auprc,comprehensiveness,sufficiency,aopc_comprehensiveness,aopc_sufficiency",
+                                              out;
+  int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
+  MethodArgs m;
+};
+
+// Peak resident memory since the last reset (Linux: /proc/self/clear_refs value 5 resets VmHWM).
+void reset_peak_rss() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+double peak_rss_mb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return std::nan("");
+}
+
+// Gold mask over the tokens of segment 0 (word rationale ≥ 0.5 projected to every piece).
+std::vector<int> token_gold(const Record& r, const Encoding& enc, const std::vector<int64_t>& word_of) {
+  std::vector<int> g;
+  for (size_t t = 0; t < enc.ids.size(); ++t)
+    if (word_of[t] >= 0) g.push_back(word_of[t] < static_cast<int64_t>(r.rationale.size()) && r.rationale[word_of[t]] >= 0.5f);
+  return g;
+}
+
+double nan_if_empty(const std::vector<int>& gold, double v) {
+  for (int g : gold)
+    if (g) return v;
+  return std::nan("");
+}
+
+nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else if (c == '"') o += "&quot;";
+    else o += c;
+  }
+  return o;
+}
+
+void run_benchmark(const BenchmarkArgs& a) {
+  if (a.out.empty()) fail("--out: required");
+  if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
+  if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  const std::vector<std::string> methods = split_list(a.methods), metrics = split_list(a.metrics);
+  if (methods.empty()) fail("--methods: give at least one method");
+  if (metrics.empty()) fail("--metrics: give at least one metric");
+  std::map<std::string, std::unique_ptr<Explainer>> explainers;
+  for (const auto& m : methods) explainers[m] = make_explainer(m);
+  bool want_plaus = false, want_faith = false;
+  for (const auto& m : metrics) {
+    const bool p = std::count(kPlausibility.begin(), kPlausibility.end(), m) > 0;
+    const bool f = std::count(kFaithfulness.begin(), kFaithfulness.end(), m) > 0;
+    const bool c = std::count(kCost.begin(), kCost.end(), m) > 0;
+    if (!p && !f && !c) {
+      std::string valid;
+      for (const auto* list : {&kPlausibility, &kFaithfulness, &kCost})
+        for (const auto& n : *list) valid += (valid.empty() ? "" : ", ") + n;
+      fail("--metrics: unknown metric '{}' (valid: {})", m, valid);
+    }
+    want_plaus |= p;
+    want_faith |= f;
+  }
+  const ExplainOptions opts = a.m.options();
+  FaithfulnessOptions fopts;
+  fopts.removal = parse_removal(a.m.removal.empty() ? "mask" : a.m.removal);
+
+  std::string data_dir = a.data_dir;
+  if (data_dir.empty() && !shared_dir().empty()) data_dir = join_path(shared_dir(), "data");
+  Dataset data = load_dataset(a.data, data_dir);
+  if (want_plaus && !data.has_rationales())
+    fail("--metrics: plausibility metrics need human rationales but '{}' has none (use faithfulness metrics only)", a.data);
+  Classifier clf = load_classifier(a.model);
+  fopts.mask_id = clf.tokenizer.mask_id();
+  const size_t n = std::min<size_t>(data.records.size(), a.limit);
+  std::vector<Encoding> encs;
+  for (size_t i = 0; i < n; ++i) encs.push_back(clf.encode(data.records[i].text, data.records[i].text_pair));
+
+  // Resume: (example, method) pairs already in results.jsonl are skipped.
+  make_dirs(a.out);
+  const std::string results_path = join_path(a.out, "results.jsonl");
+  std::map<std::pair<size_t, std::string>, nlohmann::json> done;
+  if (file_exists(results_path)) {
+    std::ifstream in(results_path);
+    std::string line;
+    size_t line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty()) continue;
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(line);
+      } catch (const std::exception&) {
+        continue;  // a line cut by an interruption: recomputed
+      }
+      done[{j.at("index").get<size_t>(), j.at("method").get<std::string>()}] = j;
+    }
+  }
+  std::ofstream results(results_path, std::ios::app);
+
+  Progress progress("benchmark", static_cast<int64_t>(n * methods.size()), "ex");
+  for (size_t s = 0; s < n; s += a.batch_size) {
+    const size_t e = std::min(n, s + static_cast<size_t>(a.batch_size));
+    for (const auto& method : methods) {
+      std::vector<size_t> todo;
+      std::vector<const Encoding*> todo_encs;
+      for (size_t i = s; i < e; ++i)
+        if (!done.count({i, method})) {
+          todo.push_back(i);
+          todo_encs.push_back(&encs[i]);
+        }
+      if (todo.empty()) {
+        progress.update(static_cast<int64_t>(e - s));
+        continue;
+      }
+      std::vector<int64_t> todo_targets = predicted_classes(clf, todo_encs);
+      reset_peak_rss();
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<Explanation> ex = explainers[method]->explain(clf, todo_encs, todo_targets, opts);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                        double(todo.size());
+      const double rss = peak_rss_mb();
+      for (size_t k = 0; k < todo.size(); ++k) {
+        const size_t i = todo[k];
+        const Record& rec = data.records[i];
+        const Encoding& enc = encs[i];
+        nlohmann::json m;
+        m["time_ms"] = ms;
+        m["peak_rss_mb"] = num(rss);
+        const std::vector<int64_t> word_of = whitespace_word_ids(rec.text, enc, 0);
+        if (want_plaus) {
+          std::vector<double> tok_scores;
+          for (size_t t = 0; t < enc.ids.size(); ++t)
+            if (word_of[t] >= 0) tok_scores.push_back(ex[k].scores[t]);
+          std::vector<int> gold = token_gold(rec, enc, word_of);
+          std::vector<double> ws = word_scores(rec.text, enc, ex[k].scores);
+          std::vector<int> wgold;
+          for (size_t w = 0; w < ws.size(); ++w) wgold.push_back(w < rec.rationale.size() && rec.rationale[w] >= 0.5f);
+          int64_t k_tok = std::count(gold.begin(), gold.end(), 1), k_word = std::count(wgold.begin(), wgold.end(), 1);
+          if (!tok_scores.empty()) {
+            m["token_f1"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, k_tok).f1));
+            m["token_f1_top5"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, 5).f1));
+            m["token_iou"] = num(nan_if_empty(gold, token_iou(top_k_mask(tok_scores, k_tok), gold)));
+            m["token_auroc"] = num(auroc(tok_scores, gold));
+            m["token_auprc"] = num(auprc(tok_scores, gold));
+          }
+          if (!ws.empty()) {
+            m["word_f1"] = num(nan_if_empty(wgold, token_prf_top_k(ws, wgold, k_word).f1));
+            m["word_auroc"] = num(auroc(ws, wgold));
+            m["word_auprc"] = num(auprc(ws, wgold));
+          }
+        }
+        if (want_faith) {
+          const int64_t target = ex[k].target;
+          SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
+            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), opts.output, opts.internal_batch);
+          };
+          int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
+          if (data.has_rationales()) {
+            std::vector<int> gold = token_gold(rec, enc, word_of);
+            kk = std::count(gold.begin(), gold.end(), 1);
+          }
+          std::vector<bool> removable = removable_positions(clf, enc);
+          if (std::count(removable.begin(), removable.end(), true) > 0) {
+            FaithfulnessResult fr = evaluate_faithfulness(scorer, to_sequence(enc), ex[k].scores, removable, kk, fopts);
+            m["comprehensiveness"] = fr.comprehensiveness;
+            m["sufficiency"] = fr.sufficiency;
+            m["aopc_comprehensiveness"] = fr.aopc_comprehensiveness;
+            m["aopc_sufficiency"] = fr.aopc_sufficiency;
+            m["deletion_auc"] = fr.deletion_auc;
+            m["insertion_auc"] = fr.insertion_auc;
+          }
+        }
+        nlohmann::json line = {{"index", i},       {"id", rec.id},           {"method", method},
+                               {"target", ex[k].target}, {"label", rec.label}, {"tokens", enc.tokens},
+                               {"scores", ex[k].scores}, {"extras", ex[k].extras}, {"metrics", m}};
+        results << line.dump() << "\n";
+        done[{i, method}] = line;
+      }
+      results.flush();
+      progress.update(static_cast<int64_t>(e - s));
+    }
+  }
+  progress.finish();
+
+  // Aggregate: mean ± std and a seeded bootstrap 95% CI of the mean, over examples where defined.
+  nlohmann::json summary = {{"model", a.model}, {"data", a.data}, {"examples", n}, {"methods", nlohmann::json::object()}};
+  std::ostringstream md, csv;
+  md << "| method |";
+  for (const auto& m : metrics) md << " " << m << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < metrics.size(); ++i) md << "---|";
+  md << "\n";
+  csv << "method,metric,mean,std,ci_low,ci_high,n\n";
+  for (const auto& method : methods) {
+    md << "| " << method << " |";
+    for (const auto& metric : metrics) {
+      std::vector<double> v;
+      for (size_t i = 0; i < n; ++i) {
+        auto it = done.find({i, method});
+        if (it == done.end()) continue;
+        const auto& mj = it->second["metrics"];
+        if (mj.contains(metric) && mj[metric].is_number()) v.push_back(mj[metric].get<double>());
+      }
+      double mean = std::nan(""), sd = std::nan(""), lo = std::nan(""), hi = std::nan("");
+      if (!v.empty()) {
+        mean = 0;
+        for (double x : v) mean += x;
+        mean /= double(v.size());
+        sd = 0;
+        for (double x : v) sd += (x - mean) * (x - mean);
+        sd = v.size() > 1 ? std::sqrt(sd / double(v.size() - 1)) : 0.0;
+        std::mt19937_64 rng(a.m.seed + 12345);
+        std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+        std::vector<double> means;
+        for (int64_t b = 0; b < a.bootstrap; ++b) {
+          double sum = 0;
+          for (size_t t = 0; t < v.size(); ++t) sum += v[pick(rng)];
+          means.push_back(sum / double(v.size()));
+        }
+        std::sort(means.begin(), means.end());
+        if (!means.empty()) {
+          lo = means[static_cast<size_t>(0.025 * double(means.size() - 1))];
+          hi = means[static_cast<size_t>(std::ceil(0.975 * double(means.size() - 1)))];
+        }
+      }
+      summary["methods"][method][metric] = {{"mean", num(mean)}, {"std", num(sd)}, {"ci95", {num(lo), num(hi)}},
+                                            {"n", v.size()}};
+      if (v.empty()) md << " – |";
+      else md << fmt::format(" {:.4f} ± {:.4f} [{:.4f}, {:.4f}] |", mean, sd, lo, hi);
+      csv << fmt::format("{},{},{},{},{},{},{}\n", method, metric, mean, sd, lo, hi, v.size());
+    }
+    md << "\n";
+  }
+  md << "\nmean ± std [bootstrap 95% CI of the mean]; model " << a.model << ", data " << a.data << ", " << n
+     << " examples; per-example values in results.jsonl.\n";
+  write_file_atomic(join_path(a.out, "summary.md"), md.str());
+  write_file_atomic(join_path(a.out, "summary.csv"), csv.str());
+  write_file_atomic(join_path(a.out, "summary.json"), summary.dump(2) + "\n");
+
+  // Heatmaps: the first examples, one row per method, red = positive, blue = negative (scaled
+  // per row by the largest absolute score).
+  std::ostringstream html;
+  html << "<!doctype html><meta charset=\"utf-8\"><title>salient benchmark</title>"
+       << "<style>body{font-family:sans-serif} td{padding:2px 6px;vertical-align:top} "
+          "span{padding:1px 2px;margin:1px;display:inline-block;border-radius:3px}</style>"
+       << "<h1>" << html_escape(a.data) << " — " << html_escape(a.model) << "</h1>";
+  for (size_t i = 0; i < std::min<size_t>(n, a.heatmaps); ++i) {
+    const Record& rec = data.records[i];
+    html << "<h3>#" << i << " (gold " << rec.label << ")</h3><table>";
+    for (const auto& method : methods) {
+      auto it = done.find({i, method});
+      if (it == done.end()) continue;
+      const auto& j = it->second;
+      std::vector<double> sc = j["scores"].get<std::vector<double>>();
+      double mx = 1e-12;
+      for (double x : sc) mx = std::max(mx, std::abs(x));
+      html << "<tr><td>" << html_escape(method) << " (→" << j["target"] << ")</td><td>";
+      for (size_t t = 0; t < sc.size(); ++t) {
+        const double v = sc[t] / mx;
+        const int c = static_cast<int>(255 * (1 - std::abs(v)));
+        const std::string color = v >= 0 ? fmt::format("rgb(255,{},{})", c, c) : fmt::format("rgb({},{},255)", c, c);
+        html << "<span style=\"background:" << color << "\" title=\"" << sc[t] << "\">"
+             << html_escape(encs[i].tokens[t]) << "</span>";
+      }
+      html << "</td></tr>";
+    }
+    html << "</table>";
+  }
+  write_file_atomic(join_path(a.out, "heatmaps.html"), html.str());
+  std::cout << md.str();
+}
+
+}  // namespace
+
+void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
+  static ExplainArgs ex;
+  auto* ex_cmd = app.add_subcommand("explain", "explain predictions: JSON lines → method, target, tokens, scores, word_scores, extras");
+  ex_cmd->add_option("--model", ex.model, "model directory")->required();
+  ex_cmd->add_option("--method", ex.method, "explainer name (see docs/explainers.md)")->required();
+  ex_cmd->add_option("--input,-i", ex.input, "input file (default stdin)");
+  ex_cmd->add_option("--out,-o", ex.out, "output file (default stdout)");
+  ex_cmd->add_option("--target", ex.target, "class to explain: pred (default) or a class index");
+  ex_cmd->add_option("--batch-size", ex.batch_size, "inputs explained together");
+  ex_cmd->add_option("--max-length", ex.max_length, "truncate inputs to this many tokens");
+  ex_cmd->add_option("--word-agg", ex.word_agg, "word scores: sum (default) or max over the word's pieces");
+  ex.m.add(ex_cmd);
+
+  static BenchmarkArgs bm;
+  auto* bm_cmd = app.add_subcommand("benchmark", "methods × metrics over a dataset → summary.{md,csv,json}, heatmaps.html");
+  bm_cmd->add_option("--model", bm.model, "model directory")->required();
+  bm_cmd->add_option("--data", bm.data, "dataset spec: sst2:dev, sst-trees:dev, hatexplain:val, eraser:val, cola:dev or a file")->required();
+  bm_cmd->add_option("--data-dir", bm.data_dir, "directory of the shared datasets (default ../shared/data)");
+  bm_cmd->add_option("--methods", bm.methods, "comma-separated explainer names")->required();
+  bm_cmd->add_option("--metrics", bm.metrics, "comma-separated metric names");
+  bm_cmd->add_option("--limit", bm.limit, "number of examples (the first N)");
+  bm_cmd->add_option("--out", bm.out, "output directory (results.jsonl is appended to and reused)")->required();
+  bm_cmd->add_option("--batch-size", bm.batch_size, "inputs explained together");
+  bm_cmd->add_option("--bootstrap", bm.bootstrap, "bootstrap resamples for the 95% CI");
+  bm_cmd->add_option("--heatmaps", bm.heatmaps, "examples shown in heatmaps.html");
+  bm.m.add(bm_cmd);
+
+  commands.push_back({ex_cmd, [] { run_explain(ex); }});
+  commands.push_back({bm_cmd, [] { run_benchmark(bm); }});
+}
+
+}  // namespace salient::cli

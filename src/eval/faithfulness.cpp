@@ -1,0 +1,109 @@
+#include "eval/faithfulness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "util/error.h"
+
+namespace salient {
+
+Removal parse_removal(const std::string& name) {
+  if (name == "mask") return Removal::Mask;
+  if (name == "delete") return Removal::Delete;
+  fail("--removal: unknown value '{}' (expected mask or delete)", name);
+}
+
+std::vector<int> top_k_removable(const std::vector<double>& scores, const std::vector<bool>& removable, int64_t k) {
+  if (scores.size() != removable.size())
+    fail("top_k_removable: {} scores but {} removable flags", scores.size(), removable.size());
+  std::vector<size_t> order;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (removable[i]) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::vector<int> mask(scores.size(), 0);
+  k = std::clamp<int64_t>(k, 0, static_cast<int64_t>(order.size()));
+  for (int64_t i = 0; i < k; ++i) mask[order[i]] = 1;
+  return mask;
+}
+
+TokenSequence remove_positions(const TokenSequence& x, const std::vector<int>& remove, Removal removal,
+                               int64_t mask_id) {
+  TokenSequence out;
+  for (size_t i = 0; i < x.ids.size(); ++i) {
+    const int64_t type = i < x.type_ids.size() ? x.type_ids[i] : 0;
+    if (!remove[i]) {
+      out.ids.push_back(x.ids[i]);
+      out.type_ids.push_back(type);
+    } else if (removal == Removal::Mask) {
+      out.ids.push_back(mask_id);
+      out.type_ids.push_back(type);
+    }
+  }
+  return out;
+}
+
+FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const TokenSequence& x,
+                                         const std::vector<double>& scores, const std::vector<bool>& removable,
+                                         int64_t k, const FaithfulnessOptions& options) {
+  if (scores.size() != x.ids.size()) fail("evaluate_faithfulness: {} scores for {} tokens", scores.size(), x.ids.size());
+  const int64_t n = std::count(removable.begin(), removable.end(), true);
+  if (n == 0) fail("evaluate_faithfulness: the input has no removable token");
+  if (k <= 0) k = static_cast<int64_t>(std::ceil(0.2 * double(n)));
+  k = std::min(k, n);
+
+  // Every perturbed input, scored in one call: [full, comp(k), suff(k), aopc comp/suff pairs, curve pairs].
+  std::vector<TokenSequence> batch{x};
+  auto add_pair = [&](int64_t kk) {
+    std::vector<int> top = top_k_removable(scores, removable, kk);
+    std::vector<int> rest(top.size());
+    for (size_t i = 0; i < top.size(); ++i) rest[i] = removable[i] && !top[i];
+    batch.push_back(remove_positions(x, top, options.removal, options.mask_id));   // without the top
+    batch.push_back(remove_positions(x, rest, options.removal, options.mask_id));  // only the top
+  };
+  add_pair(k);
+  std::vector<int64_t> aopc_k;
+  for (double f : options.aopc_fractions) {
+    // Small epsilon so that e.g. 0.3 · 10 gives 3 and not 2 (floating point), as int() on exact decimals.
+    const int64_t kk = static_cast<int64_t>(std::floor(f * double(n) + 1e-9));
+    if (kk > 0) aopc_k.push_back(std::min(kk, n));
+  }
+  for (int64_t kk : aopc_k) add_pair(kk);
+  FaithfulnessResult r;
+  const int64_t steps = std::max<int64_t>(options.curve_steps, 1);
+  std::vector<int64_t> curve_k;
+  for (int64_t s = 0; s <= steps; ++s) {
+    const double f = double(s) / double(steps);
+    r.curve_fractions.push_back(f);
+    curve_k.push_back(static_cast<int64_t>(std::floor(f * double(n) + 1e-9)));
+  }
+  for (int64_t kk : curve_k) add_pair(kk);
+
+  std::vector<double> out = scorer(batch);
+  if (out.size() != batch.size()) fail("evaluate_faithfulness: scorer returned {} values for {} inputs", out.size(), batch.size());
+  r.full = out[0];
+  r.k = k;
+  r.comprehensiveness = r.full - out[1];
+  r.sufficiency = r.full - out[2];
+  size_t at = 3;
+  if (!aopc_k.empty()) {
+    for (size_t i = 0; i < aopc_k.size(); ++i, at += 2) {
+      r.aopc_comprehensiveness += r.full - out[at];
+      r.aopc_sufficiency += r.full - out[at + 1];
+    }
+    r.aopc_comprehensiveness /= double(aopc_k.size());
+    r.aopc_sufficiency /= double(aopc_k.size());
+  }
+  for (size_t i = 0; i < curve_k.size(); ++i, at += 2) {
+    r.deletion_curve.push_back(out[at]);
+    r.insertion_curve.push_back(out[at + 1]);
+  }
+  for (size_t i = 1; i < curve_k.size(); ++i) {
+    const double dx = r.curve_fractions[i] - r.curve_fractions[i - 1];
+    r.deletion_auc += 0.5 * dx * (r.deletion_curve[i] + r.deletion_curve[i - 1]);
+    r.insertion_auc += 0.5 * dx * (r.insertion_curve[i] + r.insertion_curve[i - 1]);
+  }
+  return r;
+}
+
+}  // namespace salient

@@ -1,0 +1,214 @@
+// Attention-family explainers: raw attention, mean attention (SMaT's static explainers), rollout,
+// attention GradCAM, GAE and AttCAT. Definitions follow the reference code named in
+// docs/explainers.md; every method reads the attention probabilities actually used by the model
+// (after the padding mask), so padded keys get exactly 0 and results are padding-invariant.
+#include <algorithm>
+#include <optional>
+
+#include "explain/methods.h"
+#include "util/error.h"
+
+namespace salient::explain {
+namespace {
+
+// One forward over a chunk of inputs with attentions (and hidden states) kept; gradients of the
+// summed explained output w.r.t. them when asked.
+struct AttentionPass {
+  Batch batch;
+  std::vector<torch::Tensor> attn;         // per layer [B, H, L, L]
+  std::vector<torch::Tensor> attn_grad;    // same shapes (when with_grad)
+  std::vector<torch::Tensor> hidden;       // layer outputs 1..N: [B, L, Hd] (when with_hidden)
+  std::vector<torch::Tensor> hidden_grad;  // their gradients
+};
+
+AttentionPass run_pass(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+                       const std::vector<int64_t>& targets, ModelOutput output, bool with_grad, bool with_hidden) {
+  AttentionPass p;
+  p.batch = make_batch(inputs, clf.tokenizer.pad_id(), clf.model.device());
+  ForwardRequest req;
+  // Weights need not require grad: the graph hangs off the word embeddings.
+  req.inputs_embeds = clf.model.word_embeddings(p.batch.input_ids).detach().requires_grad_(with_grad);
+  req.token_type_ids = p.batch.token_type_ids;
+  req.attention_mask = p.batch.attention_mask;
+  req.want_attentions = true;
+  req.want_hidden_states = with_hidden;
+  std::optional<torch::NoGradGuard> no_grad;
+  if (!with_grad) no_grad.emplace();
+  ForwardResult r = clf.model.forward(req);
+  for (const auto& a : r.attentions) p.attn.push_back(a.detach());
+  if (with_hidden)
+    for (size_t l = 1; l < r.hidden_states.size(); ++l) p.hidden.push_back(r.hidden_states[l].detach());
+  if (with_grad) {
+    torch::Tensor f = target_output(r.logits, targets_tensor(targets).to(r.logits.device()), output).sum();
+    std::vector<torch::Tensor> wrt(r.attentions.begin(), r.attentions.end());
+    if (with_hidden) wrt.insert(wrt.end(), r.hidden_states.begin() + 1, r.hidden_states.end());
+    // The last layer's output only reaches the classifier through [CLS]; allow unused paths.
+    auto g = torch::autograd::grad({f}, wrt, {}, false, false, /*allow_unused=*/true);
+    const size_t n = r.attentions.size();
+    for (size_t i = 0; i < g.size(); ++i) {
+      torch::Tensor gi = g[i].defined() ? g[i] : torch::zeros_like(wrt[i]);
+      (i < n ? p.attn_grad : p.hidden_grad).push_back(gi.detach());
+    }
+  }
+  return p;
+}
+
+// Base: explains chunks of internal_batch inputs; subclasses map one pass to [B, L] scores.
+class AttentionExplainer : public Explainer {
+ public:
+  AttentionExplainer(std::string name, bool with_grad, bool with_hidden)
+      : name_(std::move(name)), with_grad_(with_grad), with_hidden_(with_hidden) {}
+  std::string name() const override { return name_; }
+  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+                                   const std::vector<int64_t>& targets, const ExplainOptions& o) override {
+    check_inputs(inputs, targets, clf.model.config().num_labels);
+    std::vector<Explanation> out;
+    const size_t chunk = static_cast<size_t>(std::max<int64_t>(o.internal_batch, 1));
+    for (size_t s = 0; s < inputs.size(); s += chunk) {
+      const size_t e = std::min(inputs.size(), s + chunk);
+      std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
+      std::vector<int64_t> part_targets(targets.begin() + s, targets.begin() + e);
+      AttentionPass p = run_pass(clf, part, part_targets, o.output, with_grad_, with_hidden_);
+      torch::NoGradGuard no_grad;
+      torch::Tensor scores = compute(p, o);  // [B, L]
+      for (size_t b = 0; b < part.size(); ++b)
+        out.push_back({name_, part_targets[b], row_scores(scores, b, p.batch.lengths[b]), nlohmann::json::object()});
+    }
+    return out;
+  }
+
+ protected:
+  virtual torch::Tensor compute(const AttentionPass& p, const ExplainOptions& o) const = 0;
+  // [B, L] 1/0 mask of real tokens, in the attention dtype.
+  static torch::Tensor real_tokens(const AttentionPass& p) {
+    return p.batch.attention_mask.to(p.attn[0].scalar_type());
+  }
+
+ private:
+  std::string name_;
+  bool with_grad_, with_hidden_;
+};
+
+// Last layer, [CLS] query row, mean over heads.
+class RawAttention : public AttentionExplainer {
+ public:
+  RawAttention() : AttentionExplainer("raw_attention", false, false) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
+    return p.attn.back().mean(1).select(1, 0);
+  }
+};
+
+// Attention received by each token: mean over heads, over the real query rows, and over all
+// layers (or the last one). SMaT's static attention explainers with uniform head coefficients.
+class MeanAttention : public AttentionExplainer {
+ public:
+  explicit MeanAttention(bool last_only)
+      : AttentionExplainer(last_only ? "attention_mean_last" : "attention_mean", false, false), last_only_(last_only) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
+    torch::Tensor q = real_tokens(p);                       // [B, L]
+    torch::Tensor n = q.sum(1, true);                       // [B, 1]
+    torch::Tensor total = torch::zeros_like(q);
+    const size_t first = last_only_ ? p.attn.size() - 1 : 0;
+    for (size_t l = first; l < p.attn.size(); ++l) {
+      torch::Tensor a = p.attn[l].mean(1);                  // [B, Lq, Lk]
+      total += (a * q.unsqueeze(2)).sum(1) / n;             // mean over real queries
+    }
+    return total / double(p.attn.size() - first);
+  }
+
+ private:
+  bool last_only_;
+};
+
+// Rollout (Abnar & Zuidema 2020, as Chefer et al.'s compute_rollout_attention): Â_l = mean_h A_l + I,
+// rows renormalised; joint = Â_N ⋯ Â_start; scores = [CLS] row. Parameter start_layer (default 0).
+torch::Tensor rollout(const std::vector<torch::Tensor>& maps, int64_t start) {
+  const int64_t L = maps[0].size(-1);
+  torch::Tensor eye = torch::eye(L, maps[0].options()).unsqueeze(0);
+  torch::Tensor joint;
+  for (size_t l = start; l < maps.size(); ++l) {
+    torch::Tensor a = maps[l] + eye;
+    a = a / a.sum(-1, true);
+    joint = joint.defined() ? torch::bmm(a, joint) : a;
+  }
+  return joint.select(1, 0);
+}
+
+int64_t start_layer(const ExplainOptions& o, size_t layers) {
+  const int64_t s = param_int(o, "start_layer", 0);
+  if (s < 0 || s >= static_cast<int64_t>(layers)) fail("--start-layer: {} out of range for {} layers", s, layers);
+  return s;
+}
+
+class Rollout : public AttentionExplainer {
+ public:
+  Rollout() : AttentionExplainer("rollout", false, false) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions& o) const override {
+    std::vector<torch::Tensor> maps;
+    for (const auto& a : p.attn) maps.push_back(a.mean(1));
+    return rollout(maps, start_layer(o, maps.size()));
+  }
+};
+
+// Attention GradCAM (Chefer et al.'s generate_attn_gradcam): last layer; per head, the gradient
+// of the output w.r.t. A averaged over the (real) query × key entries weights that head's A;
+// mean over heads, positive part, [CLS] row.
+class AttentionGradCam : public AttentionExplainer {
+ public:
+  AttentionGradCam() : AttentionExplainer("attention_gradcam", true, false) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
+    const torch::Tensor& a = p.attn.back();
+    const torch::Tensor& g = p.attn_grad.back();
+    torch::Tensor q = real_tokens(p);
+    torch::Tensor pair = (q.unsqueeze(2) * q.unsqueeze(1)).unsqueeze(1);  // [B, 1, L, L]
+    // Mean over the real L×L block only, so padding does not dilute the weights.
+    torch::Tensor w = (g * pair).sum({2, 3}, true) / pair.sum({2, 3}, true);
+    return (a * w).mean(1).clamp_min(0).select(1, 0);
+  }
+};
+
+// GAE (Chefer et al. 2021b, Transformer-MM-Explainability): R = I; per layer
+// R ← R + mean_h((∇A ⊙ A)⁺) · R; scores = [CLS] row of R.
+class Gae : public AttentionExplainer {
+ public:
+  Gae() : AttentionExplainer("gae", true, false) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
+    const int64_t B = p.attn[0].size(0), L = p.attn[0].size(-1);
+    torch::Tensor r = torch::eye(L, p.attn[0].options()).unsqueeze(0).repeat({B, 1, 1});
+    for (size_t l = 0; l < p.attn.size(); ++l) {
+      torch::Tensor cam = (p.attn_grad[l] * p.attn[l]).clamp_min(0).mean(1);
+      r = r + torch::bmm(cam, r);
+    }
+    return r.select(1, 0);
+  }
+};
+
+// AttCAT (Qiang et al., NeurIPS 2022): per layer l, CAT^l_i = Σ_d (∂F/∂h^l_i ⊙ h^l_i) on the layer's
+// output h^l, weighted by the [CLS]→i attention of that layer averaged over heads; summed over
+// layers. (Our pinned reading of the paper's E_h(α^{l,h}_i · CAT^l_i); see docs/explainers.md.)
+class AttCat : public AttentionExplainer {
+ public:
+  AttCat() : AttentionExplainer("attcat", true, true) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
+    torch::Tensor total;
+    for (size_t l = 0; l < p.attn.size(); ++l) {
+      torch::Tensor cat = (p.hidden_grad[l] * p.hidden[l]).sum(-1);  // [B, L]
+      torch::Tensor alpha = p.attn[l].select(2, 0).mean(1);          // [B, L]: [CLS] row, head mean
+      torch::Tensor s = alpha * cat;
+      total = total.defined() ? total + s : s;
+    }
+    return total;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Explainer> make_raw_attention() { return std::make_unique<RawAttention>(); }
+std::unique_ptr<Explainer> make_attention_mean_all() { return std::make_unique<MeanAttention>(false); }
+std::unique_ptr<Explainer> make_attention_mean_last() { return std::make_unique<MeanAttention>(true); }
+std::unique_ptr<Explainer> make_rollout() { return std::make_unique<Rollout>(); }
+std::unique_ptr<Explainer> make_attention_gradcam() { return std::make_unique<AttentionGradCam>(); }
+std::unique_ptr<Explainer> make_gae() { return std::make_unique<Gae>(); }
+std::unique_ptr<Explainer> make_attcat() { return std::make_unique<AttCat>(); }
+
+}  // namespace salient::explain

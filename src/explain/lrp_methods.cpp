@@ -1,0 +1,234 @@
+// LRP through the BERT encoder as in Chefer et al. (2021), hila-chefer/Transformer-Explainability
+// (BERT_explainability/modules/layers_ours.py and BERT.py), and the three methods built on it:
+//   lrp_partial            relevance of the last layer's attention map, positive part, head mean,
+//                          [CLS] row with the [CLS]→[CLS] entry zeroed (generate_LRP_last_layer);
+//   lrp_full               relevance propagated to the encoder input (embedding output), summed over
+//                          the hidden dimension, [CLS] zeroed (generate_full_lrp);
+//   transformer_attribution  per layer (∂F/∂A ⊙ R_A)⁺ averaged over heads, rolled out with the
+//                          identity from start_layer, [CLS] row, [CLS]→[CLS] set to the row's min
+//                          (generate_LRP).
+// Rules (relprop of the reference): Linear = LRP-αβ with α = 1, β = 0 (positive contributions, no
+// bias); LayerNorm, GELU, tanh, softmax, dropout pass relevance through unchanged; MatMul / einsum =
+// z-rule (R·x·∂z/∂x / z); Add = z-rule then each branch rescaled so the branches share R by
+// |Σ branch|; Clone = sum of the branches; IndexSelect ([CLS] pooling) = relevance at position 0.
+// Relevance starts as the one-hot of the target class on the logits. Self-attention halves the
+// relevance at each of its two matmuls (as the reference). One deliberate difference: the Add
+// rescaling sums per example, where the reference sums over the whole batch (its results would
+// depend on the batch). Only BERT-type heads (pooler + classifier) are supported.
+#include <cmath>
+
+#include "explain/methods.h"
+#include "util/error.h"
+
+namespace salient::explain {
+namespace {
+
+// The reference's safe_divide: a / b with b pushed away from 0 and 0 where b == 0.
+torch::Tensor safe_divide(const torch::Tensor& a, const torch::Tensor& b) {
+  torch::Tensor den = b.clamp_min(1e-9) + b.clamp_max(1e-9);
+  den = den + (den == 0).to(den.scalar_type()) * 1e-9;
+  return a / den * (b != 0).to(b.scalar_type());
+}
+
+// Linear y = x Wᵀ, rule α1β0: R_x = x⁺ ⊙ (S W⁺) + x⁻ ⊙ (S W⁻), S = R / (x⁺W⁺ᵀ + x⁻W⁻ᵀ).
+torch::Tensor linear_relprop(const torch::Tensor& R, const torch::Tensor& x, const torch::Tensor& W) {
+  torch::Tensor pw = W.clamp_min(0), nw = W.clamp_max(0), px = x.clamp_min(0), nx = x.clamp_max(0);
+  torch::Tensor z = torch::matmul(px, pw.t()) + torch::matmul(nx, nw.t());
+  torch::Tensor s = safe_divide(R, z);
+  return px * torch::matmul(s, pw) + nx * torch::matmul(s, nw);
+}
+
+// Z = A @ B (batched): z-rule for both operands.
+std::pair<torch::Tensor, torch::Tensor> matmul_relprop(const torch::Tensor& R, const torch::Tensor& A,
+                                                       const torch::Tensor& B) {
+  torch::Tensor s = safe_divide(R, torch::matmul(A, B));
+  return {A * torch::matmul(s, B.transpose(-1, -2)), B * torch::matmul(A.transpose(-1, -2), s)};
+}
+
+// Z = X0 + X1: z-rule, then each branch scaled to its share |Σ a| / (|Σ a| + |Σ b|) of Σ R
+// (sums per example).
+std::pair<torch::Tensor, torch::Tensor> add_relprop(const torch::Tensor& R, const torch::Tensor& x0,
+                                                    const torch::Tensor& x1) {
+  torch::Tensor s = safe_divide(R, x0 + x1);
+  torch::Tensor a = x0 * s, b = x1 * s;
+  std::vector<int64_t> dims;
+  for (int64_t d = 1; d < R.dim(); ++d) dims.push_back(d);
+  std::vector<int64_t> keep(R.dim(), 1);
+  keep[0] = R.size(0);
+  torch::Tensor as = a.sum(dims).view(keep), bs = b.sum(dims).view(keep), rs = R.sum(dims).view(keep);
+  torch::Tensor a_fact = safe_divide(as.abs(), as.abs() + bs.abs()) * rs;
+  torch::Tensor b_fact = safe_divide(bs.abs(), as.abs() + bs.abs()) * rs;
+  return {a * safe_divide(a_fact, as), b * safe_divide(b_fact, bs)};
+}
+
+struct LayerActs {
+  torch::Tensor input, q, k, v, probs, ctx, attn_dense, h1, inter, gelu, ff_dense;
+};
+
+struct LrpResult {
+  std::vector<torch::Tensor> attn_cam;  // per layer [B, H, L, L]
+  torch::Tensor input_relevance;        // [B, L, Hd]
+};
+
+// Forward with every activation kept, then relevance propagation from the one-hot target.
+LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64_t>& targets) {
+  const Transformer& m = clf.model;
+  const ModelConfig& c = m.config();
+  if (c.model_type != "bert") fail("--method: LRP methods support BERT models only (this one is '{}')", c.model_type);
+  torch::NoGradGuard no_grad;
+  const auto& W = m.weights();
+  // In float64: the rules divide by pre-activations that can be near 0, which would amplify
+  // float32 rounding (batched and single inputs would then differ by ~1e-4).
+  auto w = [&](const std::string& n) { return W.at(n).to(torch::kFloat64); };
+  const int64_t B = batch.input_ids.size(0), L = batch.input_ids.size(1), H = m.num_heads(), D = c.head_dim(),
+                Hd = c.hidden_size;
+  auto heads = [&](const torch::Tensor& t) { return t.view({B, L, H, D}).transpose(1, 2); };
+  auto merge = [&](const torch::Tensor& t) { return t.transpose(1, 2).reshape({B, L, Hd}); };
+  torch::Tensor ext = m.extended_mask(batch.attention_mask, B, L).to(torch::kFloat64);
+  torch::Tensor h = m.embed(batch.input_ids, batch.token_type_ids, batch.attention_mask).to(torch::kFloat64);
+  std::vector<LayerActs> acts;
+  for (int64_t i = 0; i < m.num_layers(); ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    LayerActs a;
+    a.input = h;
+    a.q = heads(torch::linear(h, w(p + "attention.self.query.weight"), w(p + "attention.self.query.bias")));
+    a.k = heads(torch::linear(h, w(p + "attention.self.key.weight"), w(p + "attention.self.key.bias")));
+    a.v = heads(torch::linear(h, w(p + "attention.self.value.weight"), w(p + "attention.self.value.bias")));
+    a.probs = torch::softmax(torch::matmul(a.q, a.k.transpose(-1, -2)) / std::sqrt(double(D)) + ext, -1);
+    a.ctx = merge(torch::matmul(a.probs, a.v));
+    a.attn_dense = torch::linear(a.ctx, w(p + "attention.output.dense.weight"), w(p + "attention.output.dense.bias"));
+    a.h1 = torch::layer_norm(a.attn_dense + h, {Hd}, w(p + "attention.output.LayerNorm.weight"),
+                             w(p + "attention.output.LayerNorm.bias"), c.layer_norm_eps);
+    a.inter = torch::linear(a.h1, w(p + "intermediate.dense.weight"), w(p + "intermediate.dense.bias"));
+    a.gelu = c.hidden_act == Activation::Relu ? torch::relu(a.inter)
+             : c.hidden_act == Activation::GeluTanh ? torch::gelu(a.inter, "tanh") : torch::gelu(a.inter);
+    a.ff_dense = torch::linear(a.gelu, w(p + "output.dense.weight"), w(p + "output.dense.bias"));
+    h = torch::layer_norm(a.ff_dense + a.h1, {Hd}, w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"),
+                          c.layer_norm_eps);
+    acts.push_back(std::move(a));
+  }
+  torch::Tensor cls = h.select(1, 0);
+  torch::Tensor pooled = torch::tanh(torch::linear(cls, w("pooler.dense.weight"), w("pooler.dense.bias")));
+
+  // Classifier → pooler → [CLS] position.
+  torch::Tensor R = torch::zeros({B, c.num_labels}, h.options());
+  for (int64_t b = 0; b < B; ++b) R[b][targets[b]] = 1.0;
+  R = linear_relprop(R, pooled, w("classifier.weight"));
+  R = linear_relprop(R, cls, w("pooler.dense.weight"));
+  torch::Tensor Rh = torch::zeros_like(h);
+  Rh.select(1, 0).copy_(R);
+
+  LrpResult out;
+  out.attn_cam.resize(acts.size());
+  for (int64_t i = m.num_layers() - 1; i >= 0; --i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    const LayerActs& a = acts[i];
+    // Output LayerNorm (identity) → Add(ff_dense, h1) → output dense → GELU (identity) → intermediate.
+    auto [r_ff, r_h1_res] = add_relprop(Rh, a.ff_dense, a.h1);
+    torch::Tensor r_gelu = linear_relprop(r_ff, a.gelu, w(p + "output.dense.weight"));
+    torch::Tensor r_h1 = linear_relprop(r_gelu, a.h1, w(p + "intermediate.dense.weight")) + r_h1_res;  // clone
+    // Attention output LayerNorm (identity) → Add(attn_dense, input) → dense.
+    auto [r_ad, r_in_res] = add_relprop(r_h1, a.attn_dense, a.input);
+    torch::Tensor r_ctx = heads(linear_relprop(r_ad, a.ctx, w(p + "attention.output.dense.weight")));
+    // Self-attention: context = probs @ V, scores = Q @ Kᵀ (scale and softmax pass relevance through).
+    auto [r_probs, r_v] = matmul_relprop(r_ctx, a.probs, a.v);
+    r_probs = r_probs / 2;
+    r_v = r_v / 2;
+    out.attn_cam[i] = r_probs;
+    auto [r_q, r_kt] = matmul_relprop(r_probs, a.q, a.k.transpose(-1, -2));
+    r_q = r_q / 2;
+    torch::Tensor r_k = r_kt.transpose(-1, -2) / 2;
+    torch::Tensor r_self = linear_relprop(merge(r_q), a.input, w(p + "attention.self.query.weight")) +
+                           linear_relprop(merge(r_k), a.input, w(p + "attention.self.key.weight")) +
+                           linear_relprop(merge(r_v), a.input, w(p + "attention.self.value.weight"));
+    Rh = r_self + r_in_res;  // clone of the layer input
+  }
+  out.input_relevance = Rh;
+  return out;
+}
+
+// Chefer's compute_rollout_attention over [B, L, L] maps from `start`.
+torch::Tensor rollout_rows(const std::vector<torch::Tensor>& maps, int64_t start) {
+  const int64_t L = maps[0].size(-1);
+  torch::Tensor eye = torch::eye(L, maps[0].options()).unsqueeze(0);
+  torch::Tensor joint;
+  for (size_t l = start; l < maps.size(); ++l) {
+    torch::Tensor a = maps[l] + eye;
+    a = a / a.sum(-1, true);
+    joint = joint.defined() ? torch::bmm(a, joint) : a;
+  }
+  return joint.select(1, 0).clone();
+}
+
+enum class LrpKind { Partial, Full, TransformerAttribution };
+
+class LrpExplainer : public Explainer {
+ public:
+  explicit LrpExplainer(LrpKind kind) : kind_(kind) {}
+  std::string name() const override {
+    return kind_ == LrpKind::Partial ? "lrp_partial" : kind_ == LrpKind::Full ? "lrp_full" : "transformer_attribution";
+  }
+  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+                                   const std::vector<int64_t>& targets, const ExplainOptions& o) override {
+    check_inputs(inputs, targets, clf.model.config().num_labels);
+    std::vector<Explanation> out;
+    const size_t chunk = static_cast<size_t>(std::max<int64_t>(o.internal_batch, 1));
+    for (size_t s = 0; s < inputs.size(); s += chunk) {
+      const size_t e = std::min(inputs.size(), s + chunk);
+      std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
+      std::vector<int64_t> tg(targets.begin() + s, targets.begin() + e);
+      Batch batch = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());
+      LrpResult r = lrp(clf, batch, tg);
+      torch::Tensor scores;
+      if (kind_ == LrpKind::Partial) {
+        scores = r.attn_cam.back().clamp_min(0).mean(1).select(1, 0).clone();
+        scores.select(1, 0).zero_();
+      } else if (kind_ == LrpKind::Full) {
+        scores = r.input_relevance.sum(-1);
+        scores.select(1, 0).zero_();
+      } else {
+        // Attention gradients of the explained output (Chefer uses the logit: --output logit).
+        std::vector<torch::Tensor> grads;
+        {
+          ForwardRequest req;
+          req.inputs_embeds = clf.model.word_embeddings(batch.input_ids).detach().requires_grad_(true);
+          req.token_type_ids = batch.token_type_ids;
+          req.attention_mask = batch.attention_mask;
+          req.want_attentions = true;
+          ForwardResult fr = clf.model.forward(req);
+          torch::Tensor f = target_output(fr.logits, targets_tensor(tg).to(fr.logits.device()), o.output).sum();
+          grads = torch::autograd::grad({f}, fr.attentions, {}, false, false, true);
+        }
+        torch::NoGradGuard no_grad;
+        std::vector<torch::Tensor> maps;
+        for (size_t l = 0; l < r.attn_cam.size(); ++l) {
+          torch::Tensor g = grads[l].defined() ? grads[l] : torch::zeros_like(r.attn_cam[l]);
+          maps.push_back((g.to(torch::kFloat64) * r.attn_cam[l]).clamp_min(0).mean(1));
+        }
+        const int64_t start = param_int(o, "start_layer", 0);
+        if (start < 0 || start >= static_cast<int64_t>(maps.size()))
+          fail("--start-layer: {} out of range for {} layers", start, maps.size());
+        scores = rollout_rows(maps, start);
+        // [CLS]→[CLS] set to the row minimum over the real tokens (the reference uses the whole row).
+        for (size_t b = 0; b < part.size(); ++b)
+          scores[b][0] = scores[b].slice(0, 0, batch.lengths[b]).min();
+      }
+      for (size_t b = 0; b < part.size(); ++b)
+        out.push_back({name(), tg[b], row_scores(scores, b, batch.lengths[b]), nlohmann::json::object()});
+    }
+    return out;
+  }
+
+ private:
+  LrpKind kind_;
+};
+
+}  // namespace
+
+std::unique_ptr<Explainer> make_lrp_partial() { return std::make_unique<LrpExplainer>(LrpKind::Partial); }
+std::unique_ptr<Explainer> make_lrp_full() { return std::make_unique<LrpExplainer>(LrpKind::Full); }
+std::unique_ptr<Explainer> make_transformer_attribution() {
+  return std::make_unique<LrpExplainer>(LrpKind::TransformerAttribution);
+}
+
+}  // namespace salient::explain

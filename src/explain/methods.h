@@ -1,0 +1,59 @@
+#pragma once
+// Internal to src/explain: the factories the registry lists, and small helpers the methods share.
+#include <memory>
+#include <random>
+
+#include <torch/torch.h>
+
+#include "explain/explainer.h"
+
+namespace salient::explain {
+
+// gradient_methods.cpp
+std::unique_ptr<Explainer> make_random();
+std::unique_ptr<Explainer> make_saliency();
+std::unique_ptr<Explainer> make_grad_x_input();
+std::unique_ptr<Explainer> make_integrated_gradients();
+std::unique_ptr<Explainer> make_occlusion();
+// attention_methods.cpp
+std::unique_ptr<Explainer> make_raw_attention();
+std::unique_ptr<Explainer> make_attention_mean_all();
+std::unique_ptr<Explainer> make_attention_mean_last();
+std::unique_ptr<Explainer> make_rollout();
+std::unique_ptr<Explainer> make_attention_gradcam();
+std::unique_ptr<Explainer> make_gae();
+std::unique_ptr<Explainer> make_attcat();
+// lrp_methods.cpp
+std::unique_ptr<Explainer> make_lrp_partial();
+std::unique_ptr<Explainer> make_lrp_full();
+std::unique_ptr<Explainer> make_transformer_attribution();
+// perturbation_methods.cpp
+std::unique_ptr<Explainer> make_lime();
+std::unique_ptr<Explainer> make_kernel_shap();
+
+// Logits without the work the classifier never reads: the head sees only the last layer's [CLS]
+// state, so the last layer computes its attention output and feed-forward for [CLS] alone (keys
+// and values still come from every token). Same values as Transformer::forward; about 1.6x less
+// work for a 2-layer model. Used by IG, saliency, gradient × input and all perturbation scoring.
+torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const torch::Tensor& types,
+                         const torch::Tensor& mask, const torch::Tensor& inputs_embeds = {});
+
+// The explained output of each row: softmax probability or logit of targets[b]. [B]
+torch::Tensor target_output(const torch::Tensor& logits, const torch::Tensor& targets, ModelOutput output);
+torch::Tensor targets_tensor(const std::vector<int64_t>& targets);
+
+// Method parameters from ExplainOptions::params with a default; errors name the parameter.
+int64_t param_int(const ExplainOptions& o, const std::string& name, int64_t fallback);
+double param_double(const ExplainOptions& o, const std::string& name, double fallback);
+std::string param_string(const ExplainOptions& o, const std::string& name, const std::string& fallback);
+
+// A generator seeded from the run seed and the example's token ids, so an example gets the same
+// random numbers whatever batch it is explained in.
+std::mt19937_64 example_rng(uint64_t seed, const Encoding& enc);
+
+// Scores of row b of a [B, L] tensor, cropped to `length`.
+std::vector<double> row_scores(const torch::Tensor& t, int64_t b, int64_t length);
+
+void check_inputs(const std::vector<const Encoding*>& inputs, const std::vector<int64_t>& targets, int64_t num_labels);
+
+}  // namespace salient::explain

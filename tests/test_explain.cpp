@@ -1,0 +1,434 @@
+// Explainers: parity with Captum on the reference BERT fixture (IG with three rules and its
+// convergence delta, gradient L2, gradient × input), IG completeness, batch and padding
+// invariance, seeded reproducibility of the sampling methods, exact KernelSHAP against brute-force
+// Shapley values, the model-randomisation sanity check, faithfulness bound to a real model, and
+// one-line errors.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "explain/explainer.h"
+#include "test_util.h"
+#include "util/error.h"
+#include "util/io.h"
+
+using namespace salient;
+using salient::test::shared_path;
+
+namespace {
+
+struct CaptumCase {
+  std::vector<int64_t> ids, types;
+  int64_t target = 0;
+  nlohmann::json captum;
+};
+
+std::vector<CaptumCase> load_cases() {
+  std::vector<CaptumCase> cases;
+  std::ifstream in(shared_path("fixtures/reference-bert/cases.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    CaptumCase c;
+    c.ids = j["input_ids"].get<std::vector<int64_t>>();
+    c.types = j["token_type_ids"].get<std::vector<int64_t>>();
+    c.captum = j["captum"];
+    c.target = c.captum["target"].get<int64_t>();
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
+
+const Classifier& reference_model() {
+  static Classifier clf = load_classifier(model_dir());
+  return clf;
+}
+
+// max_i |a_i − b_i| / max_i |b_i|: relative to the scale of the reference vector.
+double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double num = 0, den = 1e-12;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    num = std::max(num, std::abs(a[i] - b[i]));
+    den = std::max(den, std::abs(b[i]));
+  }
+  return num / den;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const salient::Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "expected salient::Error";
+  return "";
+}
+
+struct Inputs {
+  std::vector<Encoding> encs;
+  std::vector<const Encoding*> ptrs() const {
+    std::vector<const Encoding*> p;
+    for (const auto& e : encs) p.push_back(&e);
+    return p;
+  }
+};
+
+Inputs case_inputs(const Classifier& clf, const std::vector<CaptumCase>& cases) {
+  Inputs in;
+  for (const auto& c : cases) in.encs.push_back(clf.encode_ids(c.ids, c.types, "case"));
+  return in;
+}
+
+}  // namespace
+
+TEST(Explain, CaptumParity) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  ASSERT_EQ(cases.size(), 24u);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets;
+  for (const auto& c : cases) targets.push_back(c.target);
+  EXPECT_EQ(predicted_classes(clf, in.ptrs()), targets);
+
+  ExplainOptions o;
+  // All 24 cases in one padded batch: parity also covers padding.
+  auto sal = make_explainer("saliency")->explain(clf, in.ptrs(), targets, o);
+  auto gxi = make_explainer("grad_x_input")->explain(clf, in.ptrs(), targets, o);
+  double worst_sal = 0, worst_gxi = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    worst_sal = std::max(worst_sal, rel_err(sal[i].scores, cases[i].captum["grad_l2"].get<std::vector<double>>()));
+    worst_gxi = std::max(worst_gxi, rel_err(gxi[i].scores, cases[i].captum["grad_x_input"].get<std::vector<double>>()));
+  }
+  EXPECT_LT(worst_sal, 1e-5);
+  EXPECT_LT(worst_gxi, 1e-5);
+  for (const std::string rule : {"riemann_trapezoid", "gausslegendre", "riemann_left"}) {
+    o.params = {{"steps", 50}, {"rule", rule}, {"baseline", "pad"}};
+    o.internal_batch = 37;  // chunks that cut across examples
+    auto ig = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+    double worst = 0, worst_delta = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const auto& ref = cases[i].captum["ig"][rule];
+      worst = std::max(worst, rel_err(ig[i].scores, ref["token_scores"].get<std::vector<double>>()));
+      double scale = 0;
+      for (double v : ref["token_scores"].get<std::vector<double>>()) scale += std::abs(v);
+      worst_delta = std::max(worst_delta, std::abs(ig[i].extras["delta"].get<double>() - ref["delta"].get<double>()) / scale);
+    }
+    EXPECT_LT(worst, 1e-5) << rule;
+    EXPECT_LT(worst_delta, 1e-5) << rule;
+  }
+}
+
+TEST(Explain, IgCompleteness) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  cases.resize(6);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  ExplainOptions o;
+  // Σ attributions → F(x) − F(x') as the quadrature converges: Gauss–Legendre with 50 points.
+  for (const std::string baseline : {"pad", "zeros", "mask"}) {
+    o.params = {{"steps", 50}, {"rule", "gausslegendre"}, {"baseline", baseline}};
+    auto ig = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+    for (const auto& e : ig) {
+      double sum = 0;
+      for (double v : e.scores) sum += v;
+      const double gap = sum - e.extras["delta"].get<double>();  // = F(x) − F(x')
+      EXPECT_LT(std::abs(e.extras["delta"].get<double>()), 1e-3 * std::max(std::abs(gap), 1e-3)) << baseline;
+    }
+  }
+}
+
+TEST(Explain, WordScores) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  const std::string text = "unflinchingly bleak";
+  Encoding enc = clf.encode(text);
+  ASSERT_EQ(enc.tokens.size(), 8u);  // [CLS] un ##fl ##in ##ching ##ly bleak [SEP]
+  std::vector<double> s{10, 1, 2, 3, 4, 5, 6, 10};
+  EXPECT_EQ(word_scores(text, enc, s), (std::vector<double>{15, 6}));
+  EXPECT_EQ(word_scores(text, enc, s, true), (std::vector<double>{5, 6}));
+}
+
+namespace {
+
+ExplainOptions fast_options(const std::string& method) {
+  ExplainOptions o;
+  o.seed = 7;
+  o.internal_batch = 16;
+  if (method == "ig") o.params = {{"steps", 8}};
+  if (method == "lime" || method == "kernel_shap") o.params = {{"samples", 64}, {"exact_max", 4}};
+  return o;
+}
+
+}  // namespace
+
+TEST(Explain, BatchAndPaddingInvariance) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  cases.resize(5);  // different lengths: batching pads all but the longest
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  for (const auto& name : explainer_names()) {
+    auto ex = make_explainer(name);
+    ExplainOptions o = fast_options(name);
+    auto batched = ex->explain(clf, in.ptrs(), targets, o);
+    ASSERT_EQ(batched.size(), cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto single = ex->explain(clf, {&in.encs[i]}, {targets[i]}, o);
+      ASSERT_EQ(single[0].scores.size(), in.encs[i].ids.size()) << name;
+      EXPECT_LT(rel_err(batched[i].scores, single[0].scores), 2e-5) << name << " case " << i;
+      EXPECT_EQ(batched[i].method, name);
+    }
+  }
+}
+
+TEST(Explain, SamplingReproducibleUnderSeed) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  cases.resize(2);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  for (const std::string name : {"lime", "kernel_shap", "random"}) {
+    ExplainOptions o = fast_options(name);
+    auto a = make_explainer(name)->explain(clf, in.ptrs(), targets, o);
+    auto b = make_explainer(name)->explain(clf, in.ptrs(), targets, o);
+    o.seed = 8;
+    auto c = make_explainer(name)->explain(clf, in.ptrs(), targets, o);
+    EXPECT_EQ(a[0].scores, b[0].scores) << name;
+    EXPECT_NE(a[0].scores, c[0].scores) << name;
+  }
+}
+
+TEST(Explain, KernelShapExactEqualsBruteForceShapley) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  Encoding enc = clf.encode("a charming and bleak journey");
+  ASSERT_EQ(enc.ids.size(), 7u);  // 5 word tokens + [CLS]/[SEP]
+  const int64_t target = predicted_classes(clf, {&enc})[0];
+  ExplainOptions o;
+  auto shap = make_explainer("kernel_shap")->explain(clf, {&enc}, {target}, o);
+  EXPECT_TRUE(shap[0].extras["exact"].get<bool>());
+  // v(S): output with the tokens outside S replaced by [MASK]; features are positions 1..5.
+  const int d = 5;
+  std::vector<TokenSequence> seqs;
+  for (int m = 0; m < (1 << d); ++m) {
+    TokenSequence s = to_sequence(enc);
+    for (int j = 0; j < d; ++j)
+      if (!((m >> j) & 1)) s.ids[1 + j] = clf.tokenizer.mask_id();
+    seqs.push_back(s);
+  }
+  std::vector<double> v = score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), o.output, 64);
+  auto fact = [](int n) {
+    double r = 1;
+    for (int i = 2; i <= n; ++i) r *= i;
+    return r;
+  };
+  for (int i = 0; i < d; ++i) {
+    double phi = 0;
+    for (int m = 0; m < (1 << d); ++m) {
+      if ((m >> i) & 1) continue;
+      const int size = __builtin_popcount(m);
+      phi += fact(size) * fact(d - size - 1) / fact(d) * (v[m | (1 << i)] - v[m]);
+    }
+    // float32 model: the same values evaluated in other batches differ by ~1e-8.
+    EXPECT_NEAR(shap[0].scores[1 + i], phi, 1e-6) << "feature " << i;
+  }
+  EXPECT_EQ(shap[0].scores[0], 0.0);
+  EXPECT_EQ(shap[0].scores[6], 0.0);
+}
+
+TEST(Explain, ModelRandomisationSanityCheck) {
+  // Adebayo et al. 2018: attributions of a faithful method must change when the weights are
+  // re-randomised. Rank correlation (Spearman) between the two must fall well below 1.
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  Classifier random_clf = clf;
+  random_clf.model = Transformer(clf.model.config(), 1234);
+  auto cases = load_cases();
+  cases.resize(6);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  auto ranks = [](const std::vector<double>& x) {
+    std::vector<size_t> o(x.size());
+    for (size_t i = 0; i < o.size(); ++i) o[i] = i;
+    std::sort(o.begin(), o.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+    std::vector<double> r(x.size());
+    for (size_t i = 0; i < o.size(); ++i) r[o[i]] = double(i);
+    return r;
+  };
+  auto pearson = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double ma = 0, mb = 0;
+    for (size_t i = 0; i < a.size(); ++i) ma += a[i], mb += b[i];
+    ma /= a.size(), mb /= b.size();
+    double sab = 0, saa = 0, sbb = 0;
+    for (size_t i = 0; i < a.size(); ++i) sab += (a[i] - ma) * (b[i] - mb), saa += (a[i] - ma) * (a[i] - ma), sbb += (b[i] - mb) * (b[i] - mb);
+    return sab / std::sqrt(saa * sbb + 1e-300);
+  };
+  for (const std::string name : {"saliency", "grad_x_input", "ig", "gae", "attcat", "occlusion"}) {
+    ExplainOptions o = fast_options(name);
+    auto a = make_explainer(name)->explain(clf, in.ptrs(), targets, o);
+    auto b = make_explainer(name)->explain(random_clf, in.ptrs(), targets, o);
+    double mean_rho = 0;
+    for (size_t i = 0; i < a.size(); ++i) mean_rho += pearson(ranks(a[i].scores), ranks(b[i].scores));
+    mean_rho /= double(a.size());
+    EXPECT_LT(mean_rho, 0.8) << name;
+  }
+}
+
+TEST(Explain, FaithfulnessOnTheModel) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  Encoding enc = clf.encode_ids(cases[0].ids, cases[0].types, "case 0");
+  const int64_t target = cases[0].target;
+  SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
+    return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), ModelOutput::Probability, 8);
+  };
+  std::vector<bool> removable = removable_positions(clf, enc);
+  ExplainOptions o;
+  auto ig = make_explainer("ig")->explain(clf, {&enc}, {target}, o);
+  FaithfulnessResult r = evaluate_faithfulness(scorer, to_sequence(enc), ig[0].scores, removable, 3);
+  // The full output is the model's probability of the target (fixture, float32 engine).
+  std::ifstream in(shared_path("fixtures/reference-bert/cases.jsonl"));
+  std::string line;
+  std::getline(in, line);
+  const double p = nlohmann::json::parse(line)["probs"][target].get<double>();
+  EXPECT_NEAR(r.full, p, 1e-5);
+  // At 100% removal the deletion curve ends at the all-[MASK] output.
+  TokenSequence all_masked = to_sequence(enc);
+  for (size_t t = 0; t < removable.size(); ++t)
+    if (removable[t]) all_masked.ids[t] = clf.tokenizer.mask_id();
+  EXPECT_NEAR(r.deletion_curve.back(), scorer({all_masked})[0], 1e-6);
+  EXPECT_NEAR(r.insertion_curve.front(), scorer({all_masked})[0], 1e-6);
+  EXPECT_NEAR(r.deletion_curve.front(), r.full, 1e-6);
+}
+
+TEST(Explain, Errors) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  EXPECT_NE(error_of([] { make_explainer("nope"); }).find("--method: unknown method 'nope'"), std::string::npos);
+  Encoding enc = clf.encode("a charming journey");
+  ExplainOptions o;
+  o.params = {{"rule", "simpson"}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--rule"), std::string::npos);
+  o.params = {{"baseline", "noise"}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--baseline"), std::string::npos);
+  o.params = {{"steps", "many"}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--steps"), std::string::npos);
+  o.params = nlohmann::json::object();
+  EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {5}, o); }).find("--target"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_model_output("proba"); }).find("--output"), std::string::npos);
+}
+
+// ---- CLI: salient explain / benchmark ----
+namespace {
+
+struct RunResult {
+  int code;
+  std::string out, err;
+};
+
+std::string tmp(const std::string& name) { return "/tmp/salient_explain_" + std::to_string(::getpid()) + "_" + name; }
+
+RunResult run(const std::string& args, const std::string& stdin_text = "") {
+  std::string in = tmp("stdin"), out = tmp("stdout"), err = tmp("stderr");
+  write_file_atomic(in, stdin_text);
+  std::string cmd = std::string(SALIENT_BIN) + " --quiet " + args + " < " + in + " > " + out + " 2> " + err;
+  int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+}
+
+void expect_one_line_error(const RunResult& r, const std::string& needle) {
+  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+}
+
+size_t count_lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+}  // namespace
+
+TEST(ExplainCli, ExplainJsonLines) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  auto r = run("explain --model " + model_dir() + " --method ig --steps 20 --rule gausslegendre",
+               "{\"text\": \"unflinchingly bleak\", \"id\": \"a\"}\nit 's a charming journey\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["id"], "a");
+  EXPECT_EQ(j["method"], "ig");
+  EXPECT_EQ(j["tokens"].size(), 8u);
+  EXPECT_EQ(j["scores"].size(), 8u);
+  EXPECT_EQ(j["word_scores"].size(), 2u);
+  EXPECT_TRUE(j["extras"].contains("delta"));
+  EXPECT_EQ(j["extras"]["steps"], 20);
+  std::getline(lines, line);
+  EXPECT_EQ(nlohmann::json::parse(line)["word_scores"].size(), 5u);
+  // --target and --output logit.
+  r = run("explain --model " + model_dir() + " --method saliency --target 0 --output logit", "a charming journey\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["target"], 0);
+}
+
+TEST(ExplainCli, OneLineErrors) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  expect_one_line_error(run("explain --model " + model_dir() + " --method nope", "x\n"), "unknown method 'nope'");
+  expect_one_line_error(run("explain --model " + model_dir() + " --method ig --rule simpson", "x\n"), "--rule");
+  expect_one_line_error(run("explain --model " + model_dir() + " --method ig --target 7", "x\n"), "--target");
+  expect_one_line_error(run("explain --model " + model_dir() + " --method ig --output odds", "x\n"), "--output");
+}
+
+TEST(ExplainCli, BenchmarkTablesAndResume) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const std::string data = tmp("data.jsonl"), out = tmp("bench");
+  write_file_atomic(data,
+                    "{\"text\": \"a charming and often affecting journey\", \"label\": 1, \"rationale\": [0, 1, 0, 0, 1, 0]}\n"
+                    "{\"text\": \"unflinchingly bleak and desperate\", \"label\": 0, \"rationale\": [1, 1, 0, 1]}\n"
+                    "{\"text\": \"nothing to see here\", \"label\": 0, \"rationale\": [0, 0, 0, 0]}\n");
+  const std::string args = "benchmark --model " + model_dir() + " --data " + data +
+                           " --methods saliency,gae,random --metrics token_f1,token_auprc,word_auroc,aopc_comprehensiveness,sufficiency,time_ms --out " + out;
+  auto r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"results.jsonl", "summary.md", "summary.csv", "summary.json", "heatmaps.html"})
+    EXPECT_TRUE(file_exists(join_path(out, f))) << f;
+  EXPECT_EQ(count_lines(read_file(join_path(out, "results.jsonl"))), 9u);
+  auto summary = parse_json_file(join_path(out, "summary.json"));
+  // Example 3 has an empty rationale: plausibility over 2 examples, faithfulness over 3.
+  EXPECT_EQ(summary["methods"]["saliency"]["token_f1"]["n"], 2);
+  EXPECT_EQ(summary["methods"]["saliency"]["aopc_comprehensiveness"]["n"], 3);
+  const auto& ci = summary["methods"]["gae"]["token_auprc"]["ci95"];
+  EXPECT_LE(ci[0].get<double>(), summary["methods"]["gae"]["token_auprc"]["mean"].get<double>());
+  // Rerun: nothing recomputed, a new method only adds its lines.
+  r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(count_lines(read_file(join_path(out, "results.jsonl"))), 9u);
+  std::string args2 = args;
+  args2.replace(args2.find("saliency,gae,random"), 19, "saliency,occlusion");
+  r = run(args2);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(count_lines(read_file(join_path(out, "results.jsonl"))), 12u);
+  EXPECT_NE(read_file(join_path(out, "summary.md")).find("| occlusion |"), std::string::npos);
+  // Unknown metric; plausibility on data without rationales.
+  expect_one_line_error(run("benchmark --model " + model_dir() + " --data " + data + " --methods ig --metrics f2 --out " + out),
+                        "unknown metric 'f2'");
+  const std::string plain = tmp("plain.jsonl");
+  write_file_atomic(plain, "{\"text\": \"a charming journey\", \"label\": 1}\n");
+  expect_one_line_error(run("benchmark --model " + model_dir() + " --data " + plain + " --methods ig --metrics token_f1 --out " + out),
+                        "has none");
+  std::filesystem::remove_all(out);
+}
