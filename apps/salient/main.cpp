@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "no progress output");
   std::vector<Command> commands;
   add_core_commands(app, commands);
+  add_explain_commands(app, commands);
+  add_attattr_commands(app, commands);
+  add_expnet_commands(app, commands);
   CLI11_PARSE(app, argc, argv);
   Progress::set_enabled(!quiet);
   set_threads(threads);

@@ -1,0 +1,453 @@
+#include "expnet/crosstask.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "explain/explainer.h"
+#include "util/error.h"
+#include "util/io.h"
+#include "util/progress.h"
+
+namespace salient {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct LoadedTask {
+  TaskSpec spec;
+  Classifier clf;
+  TaskSplit train, val, test;
+};
+
+// Metric names in report order, and their values in a row.
+const std::vector<std::string> kMetrics = {"f1_threshold", "precision_threshold", "recall_threshold", "f1_top_k",
+                                           "precision_top_k", "recall_top_k", "auroc", "auprc"};
+std::vector<double> metric_values(const PlausibilityRow& r) {
+  return {r.f1_threshold, r.precision_threshold, r.recall_threshold, r.f1_top_k, r.precision_top_k, r.recall_top_k, r.auroc, r.auprc};
+}
+
+// Mean and sample std over seeds of every metric.
+struct Cell {
+  std::vector<double> mean, std;
+  int64_t runs = 0, examples = 0;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+Cell aggregate(const std::vector<PlausibilityRow>& rows) {
+  Cell c;
+  c.runs = static_cast<int64_t>(rows.size());
+  c.examples = rows.empty() ? 0 : rows[0].examples;
+  for (size_t m = 0; m < kMetrics.size(); ++m) {
+    std::vector<double> v;
+    for (const auto& r : rows) v.push_back(metric_values(r)[m]);
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / std::max<size_t>(1, v.size());
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    c.mean.push_back(mean);
+    c.std.push_back(v.size() > 1 ? std::sqrt(var / (v.size() - 1)) : 0.0);
+  }
+  return c;
+}
+
+nlohmann::json cell_json(const Cell& c) {
+  nlohmann::json j = {{"runs", c.runs}, {"examples", c.examples}, {"extra", c.extra}};
+  for (size_t m = 0; m < kMetrics.size(); ++m) j[kMetrics[m]] = {{"mean", c.mean[m]}, {"std", c.std[m]}};
+  return j;
+}
+
+// Deterministic 85/15 split of a source split into train and early-stopping validation
+// (HateXplain: only val carries rationales). Fixed seed: the same split for every run.
+void carve_validation(TaskSplit& train, TaskSplit& val, double fraction) {
+  std::vector<size_t> idx(train.examples.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 rng(20260521);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  const size_t n_val = std::max<size_t>(1, static_cast<size_t>(fraction * idx.size()));
+  std::vector<char> is_val(idx.size(), 0);
+  for (size_t i = 0; i < n_val; ++i) is_val[idx[i]] = 1;
+  val.spec = train.spec + " (15% validation part)";
+  std::vector<TaskExample> keep;
+  for (size_t i = 0; i < train.examples.size(); ++i)
+    (is_val[i] ? val.examples : keep).push_back(std::move(train.examples[i]));
+  train.examples = std::move(keep);
+  train.spec += " (85% training part)";
+}
+
+// Scores of a post-hoc explainer per example, mapped per example to [0, 1] by min-max over the
+// scored tokens (monotone, so ranking metrics are unchanged; needed for one threshold).
+std::vector<double> minmax_scored(const std::vector<double>& s, const std::vector<int>& labels) {
+  double lo = 1e300, hi = -1e300;
+  for (size_t t = 0; t < s.size(); ++t)
+    if (labels[t] >= 0) lo = std::min(lo, s[t]), hi = std::max(hi, s[t]);
+  std::vector<double> out(s.size(), 0.0);
+  for (size_t t = 0; t < s.size(); ++t)
+    if (labels[t] >= 0) out[t] = hi > lo ? (s[t] - lo) / (hi - lo) : 0.0;
+  return out;
+}
+
+struct BaselineRun {
+  std::vector<std::vector<double>> scores;  // one per explained example
+  double seconds = 0;
+  bool complete = true;
+};
+
+BaselineRun run_baseline(Explainer& ex, const Classifier& clf, const std::vector<TaskExample>& examples, int64_t limit,
+                         double budget_s, const std::string& label) {
+  BaselineRun run;
+  const size_t n = limit > 0 ? std::min<size_t>(examples.size(), limit) : examples.size();
+  const size_t chunk = 8;
+  Progress bar(label, static_cast<int64_t>(n), "ex");
+  const auto start = Clock::now();
+  for (size_t s = 0; s < n; s += chunk) {
+    std::vector<const Encoding*> inputs;
+    std::vector<int64_t> targets;
+    for (size_t i = s; i < std::min(n, s + chunk); ++i) {
+      inputs.push_back(&examples[i].enc);
+      targets.push_back(examples[i].raw.predicted);  // explain the predicted class
+    }
+    ExplainOptions opts;
+    auto exps = ex.explain(clf, inputs, targets, opts);
+    for (auto& e : exps) run.scores.push_back(std::move(e.scores));
+    bar.update(static_cast<int64_t>(inputs.size()));
+    if (budget_s > 0 && seconds_since(start) > budget_s && s + chunk < n) {
+      run.complete = false;
+      break;
+    }
+  }
+  run.seconds = seconds_since(start);
+  bar.finish(run.complete ? "" : "over budget");
+  return run;
+}
+
+std::string fmt_cell(const Cell& c, size_t metric, bool with_std) {
+  if (c.runs == 0) return "—";
+  if (with_std && c.runs > 1) return fmt::format("{:.3f} ± {:.3f}", c.mean[metric], c.std[metric]);
+  return fmt::format("{:.3f}", c.mean[metric]);
+}
+
+struct Variant {
+  std::string name, what;
+  ExpNetTrainOptions options;
+};
+
+std::vector<Variant> ablation_variants(const ExpNetTrainOptions& base) {
+  std::vector<Variant> v;
+  auto add = [&](std::string name, std::string what, auto change) {
+    Variant x{std::move(name), std::move(what), base};
+    change(x.options);
+    v.push_back(std::move(x));
+  };
+  add("main", "the main configuration", [](ExpNetTrainOptions&) {});
+  add("feat:cls_to_token", "features: [CLS]→token only", [](ExpNetTrainOptions& o) {
+    o.model.features.cls_to_token = true, o.model.features.token_to_cls = false, o.model.features.stats = false;
+  });
+  add("feat:token_to_cls", "features: token→[CLS] only", [](ExpNetTrainOptions& o) {
+    o.model.features.cls_to_token = false, o.model.features.token_to_cls = true, o.model.features.stats = false;
+  });
+  add("feat:both", "features: both directions, last layer", [](ExpNetTrainOptions& o) {
+    o.model.features.cls_to_token = o.model.features.token_to_cls = true, o.model.features.stats = false;
+    o.model.features.layers = "last";
+  });
+  add("feat:all_layers", "features: both directions, all layers", [](ExpNetTrainOptions& o) {
+    o.model.features.cls_to_token = o.model.features.token_to_cls = true, o.model.features.stats = false;
+    o.model.features.layers = "all";
+  });
+  add("feat:all_layers+stats", "features: all layers, both directions + attention statistics", [](ExpNetTrainOptions& o) {
+    o.model.features.cls_to_token = o.model.features.token_to_cls = o.model.features.stats = true;
+    o.model.features.layers = "all";
+  });
+  add("feat:raw_scale", "features: unscaled probabilities (no length scaling)", [](ExpNetTrainOptions& o) {
+    o.model.features.scale = o.model.features.scale == "raw" ? "length" : "raw";
+  });
+  add("heads:none", "heads as separate features (the paper's layout)", [](ExpNetTrainOptions& o) { o.model.features.head_pool = "none"; });
+  add("heads:sorted", "heads sorted per token", [](ExpNetTrainOptions& o) { o.model.features.head_pool = "sorted"; });
+  add("heads:mean_max", "mean and max over heads", [](ExpNetTrainOptions& o) { o.model.features.head_pool = "mean_max"; });
+  add("loss:bce", "loss: plain BCE", [](ExpNetTrainOptions& o) { o.loss = "bce"; });
+  add("loss:focal", "loss: focal", [](ExpNetTrainOptions& o) { o.loss = "focal"; });
+  add("filter:off", "all training examples (no correct-prediction filter)", [](ExpNetTrainOptions& o) { o.filter_correct = false; });
+  add("filter:on", "correctly predicted training examples only", [](ExpNetTrainOptions& o) { o.filter_correct = true; });
+  add("mlp:16", "MLP hidden [16]", [](ExpNetTrainOptions& o) { o.model.hidden = {16}; });
+  add("mlp:64-32", "MLP hidden [64, 32]", [](ExpNetTrainOptions& o) { o.model.hidden = {64, 32}; });
+  add("mlp:256-128", "MLP hidden [256, 128]", [](ExpNetTrainOptions& o) { o.model.hidden = {256, 128}; });
+  // Drop variants identical to the main one (e.g. loss:focal when focal is the default).
+  std::vector<Variant> out;
+  for (auto& x : v) {
+    bool same = x.name != "main" && x.options.loss == base.loss && x.options.filter_correct == base.filter_correct &&
+                x.options.model.hidden == base.model.hidden && x.options.model.features.to_json() == base.model.features.to_json();
+    if (!same) out.push_back(std::move(x));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json run_cross_task(const CrossTaskOptions& o) {
+  if (o.tasks.size() < 2) fail("--task: leave-one-task-out needs at least two tasks (got {})", o.tasks.size());
+  if (o.seeds.empty()) fail("--seeds: give at least one seed");
+  if (o.out_dir.empty()) fail("--out: an output directory is required");
+  make_dirs(o.out_dir);
+  const auto start = Clock::now();
+
+  // ---- load tasks, classifiers and features
+  std::vector<LoadedTask> tasks(o.tasks.size());
+  for (size_t i = 0; i < o.tasks.size(); ++i) {
+    LoadedTask& t = tasks[i];
+    t.spec = o.tasks[i];
+    if (t.spec.train.empty() || t.spec.test.empty()) fail("--task {}: needs both train= and test= specs", t.spec.name);
+    for (size_t j = 0; j < i; ++j)
+      if (tasks[j].spec.name == t.spec.name) fail("--task {}: given twice", t.spec.name);
+    t.clf = load_classifier(t.spec.model_dir);
+    const auto& c = t.clf.model.config();
+    const auto& c0 = tasks[0].clf.model.config();
+    if (i > 0 && (c.num_attention_heads != c0.num_attention_heads || c.num_hidden_layers != c0.num_hidden_layers))
+      fail("--task {}: classifier {} has {} layers x {} heads but {} has {} x {}: features would not align", t.spec.name,
+           t.spec.model_dir, c.num_hidden_layers, c.num_attention_heads, tasks[0].spec.model_dir, c0.num_hidden_layers,
+           c0.num_attention_heads);
+    std::fprintf(stderr, "salient: expnet: loading task %s (%s)\n", t.spec.name.c_str(), t.spec.model_dir.c_str());
+    t.train = load_task_split(t.clf, t.spec.train, o.data_dir, o.max_train);
+    if (t.spec.val.empty()) carve_validation(t.train, t.val, t.spec.val_fraction);
+    else t.val = load_task_split(t.clf, t.spec.val, o.data_dir, o.max_train > 0 ? std::max<int64_t>(1, o.max_train / 5) : 0);
+    t.test = load_task_split(t.clf, t.spec.test, o.data_dir, o.max_test);
+  }
+
+  nlohmann::json report;
+  report["tasks"] = nlohmann::json::array();
+  for (const auto& t : tasks) {
+    auto split_json = [](const TaskSplit& s) {
+      return nlohmann::json{{"spec", s.spec}, {"records", s.records}, {"used", s.examples.size()}, {"no_rationale", s.no_rationale},
+                            {"truncated", s.truncated}, {"rationale_words", s.rationale_words_total}, {"rationale_words_truncated_away", s.rationale_lost}};
+    };
+    int64_t correct = 0;
+    for (const auto& ex : t.test.examples) correct += ex.raw.predicted == ex.gold_label;
+    report["tasks"].push_back({{"name", t.spec.name}, {"model", t.spec.model_dir},
+                               {"max_tokens", t.clf.model.config().max_tokens()},
+                               {"layers", t.clf.model.config().num_hidden_layers}, {"heads", t.clf.model.config().num_attention_heads},
+                               {"train", split_json(t.train)}, {"val", split_json(t.val)}, {"test", split_json(t.test)},
+                               {"test_accuracy_on_used", t.test.examples.empty() ? 0.0 : double(correct) / t.test.examples.size()}});
+  }
+
+  // ---- ExpNet leave-one-task-out, for the main configuration and (optionally) the ablation
+  auto loto = [&](const ExpNetTrainOptions& base, bool save, std::map<std::string, Cell>& cells) {
+    for (size_t h = 0; h < tasks.size(); ++h) {
+      std::vector<const TaskSplit*> tr, va;
+      for (size_t s = 0; s < tasks.size(); ++s)
+        if (s != h) tr.push_back(&tasks[s].train), va.push_back(&tasks[s].val);
+      std::vector<PlausibilityRow> rows;
+      nlohmann::json runs = nlohmann::json::array();
+      for (uint64_t seed : o.seeds) {
+        ExpNetTrainOptions opt = base;
+        opt.seed = seed;
+        ExpNetTrainResult res = train_expnet(tr, va, opt);
+        res.model.check_compatible(tasks[h].clf, tasks[h].spec.model_dir);
+        std::vector<std::vector<double>> scores;
+        for (const auto& ex : tasks[h].test.examples) scores.push_back(res.model.explain(tasks[h].clf, ex.enc, ex.raw));
+        rows.push_back(plausibility(tasks[h].test.examples, scores, 0.5));
+        runs.push_back({{"seed", seed}, {"best_epoch", res.best_epoch}, {"epochs_run", res.epochs_run}, {"seconds", res.seconds},
+                        {"train_tokens", res.train_tokens}, {"train_positive", res.train_positive},
+                        {"train_examples", res.train_examples}, {"filtered_out", res.filtered_out},
+                        {"f1_threshold", rows.back().f1_threshold}, {"f1_top_k", rows.back().f1_top_k}});
+        if (save && seed == o.seeds.front()) res.model.save(join_path(o.out_dir, "expnet-heldout-" + tasks[h].spec.name));
+      }
+      Cell c = aggregate(rows);
+      c.extra["runs"] = runs;
+      cells[tasks[h].spec.name] = c;
+    }
+  };
+
+  // method → held-out task → cell
+  std::map<std::string, std::map<std::string, Cell>> table;
+  std::vector<std::string> methods = {"expnet"};
+  loto(o.train, true, table["expnet"]);
+
+  // ---- post-hoc baselines on the same held-out examples
+  std::vector<std::string> baseline_names = o.baselines;
+  if (baseline_names.size() == 1 && baseline_names[0] == "all") baseline_names = explainer_names();
+  nlohmann::json cost = nlohmann::json::object();
+  nlohmann::json dropped = nlohmann::json::array();
+  for (const auto& name : baseline_names) {
+    auto explainer = make_explainer(name);
+    std::map<std::string, Cell> cells;
+    for (size_t h = 0; h < tasks.size(); ++h) {
+      const LoadedTask& ht = tasks[h];
+      BaselineRun test_run = run_baseline(*explainer, ht.clf, ht.test.examples, 0, o.baseline_budget_s,
+                                          fmt::format("{} on {}", name, ht.spec.name));
+      const double per_s = test_run.scores.size() / std::max(1e-9, test_run.seconds);
+      cost[name][ht.spec.name] = {{"examples", test_run.scores.size()}, {"seconds", test_run.seconds}, {"examples_per_s", per_s}};
+      if (!test_run.complete) {
+        // Dropped for this held-out task only (its cell shows —); the rate still enters the cost table.
+        dropped.push_back({{"method", name}, {"task", ht.spec.name},
+                           {"reason", fmt::format("over the {:.0f} s budget: {} of {} examples ({:.2f} ex/s)", o.baseline_budget_s,
+                                                  test_run.scores.size(), ht.test.examples.size(), per_s)}});
+        continue;
+      }
+      // Threshold tuned on the source tasks' validation examples (never on the held-out task).
+      std::vector<std::vector<double>> tune_scores;
+      std::vector<TaskExample> tune_examples;
+      for (size_t s = 0; s < tasks.size(); ++s) {
+        if (s == h) continue;
+        BaselineRun r = run_baseline(*explainer, tasks[s].clf, tasks[s].val.examples, o.tune_examples, o.baseline_budget_s,
+                                     fmt::format("{} tuning on {}", name, tasks[s].spec.name));
+        for (size_t i = 0; i < r.scores.size(); ++i) {
+          tune_scores.push_back(minmax_scored(r.scores[i], tasks[s].val.examples[i].labels));
+          tune_examples.push_back(tasks[s].val.examples[i]);
+        }
+      }
+      double best_threshold = 0.5, best_f1 = -1;
+      for (int k = 1; k < 20; ++k) {
+        const double th = 0.05 * k;
+        const double f1 = plausibility(tune_examples, tune_scores, th).f1_threshold;
+        if (f1 > best_f1) best_f1 = f1, best_threshold = th;
+      }
+      std::vector<std::vector<double>> test_scores;
+      for (size_t i = 0; i < test_run.scores.size(); ++i) test_scores.push_back(minmax_scored(test_run.scores[i], ht.test.examples[i].labels));
+      Cell c = aggregate({plausibility(ht.test.examples, test_scores, best_threshold)});
+      c.extra = {{"threshold", best_threshold}, {"threshold_source_f1", best_f1}, {"tune_examples", tune_examples.size()}};
+      cells[ht.spec.name] = c;
+    }
+    if (!cells.empty()) {
+      table[name] = cells;
+      methods.push_back(name);
+    }
+  }
+
+  // ---- cost: explanations per second on each held-out test set (same inputs for every method)
+  for (const auto& t : tasks) {
+    std::vector<const Encoding*> inputs;
+    for (const auto& ex : t.test.examples) inputs.push_back(&ex.enc);
+    ExpNet net = ExpNet::load(join_path(o.out_dir, "expnet-heldout-" + t.spec.name));
+    for (int64_t bs : {int64_t(1), int64_t(32)}) {
+      auto t0 = Clock::now();
+      {
+        torch::NoGradGuard ng;
+        for (size_t s = 0; s < inputs.size(); s += bs) {
+          std::vector<const Encoding*> chunk(inputs.begin() + s, inputs.begin() + std::min(inputs.size(), s + bs));
+          Batch b = make_batch(chunk, t.clf.tokenizer.pad_id());
+          t.clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask);
+        }
+      }
+      const double fwd = seconds_since(t0);
+      t0 = Clock::now();
+      net.explain(t.clf, inputs, bs);
+      const double exp_s = seconds_since(t0);
+      cost[fmt::format("forward_pass_batch{}", bs)][t.spec.name] = {{"examples", inputs.size()}, {"seconds", fwd}, {"examples_per_s", inputs.size() / std::max(1e-9, fwd)}};
+      cost[fmt::format("expnet_batch{}", bs)][t.spec.name] = {{"examples", inputs.size()}, {"seconds", exp_s}, {"examples_per_s", inputs.size() / std::max(1e-9, exp_s)}};
+    }
+  }
+
+  // ---- ablation
+  std::vector<std::pair<Variant, std::map<std::string, Cell>>> ablation;
+  if (o.ablation) {
+    for (auto& v : ablation_variants(o.train)) {
+      std::fprintf(stderr, "salient: expnet: ablation %s\n", v.name.c_str());
+      std::map<std::string, Cell> cells;
+      if (v.name == "main") cells = table["expnet"];
+      else loto(v.options, false, cells);
+      ablation.emplace_back(std::move(v), std::move(cells));
+    }
+  }
+
+  // ---- reports
+  report["protocol"] = {{"seeds", o.seeds}, {"max_train", o.max_train}, {"max_test", o.max_test},
+                        {"tune_examples", o.tune_examples}, {"baseline_budget_s", o.baseline_budget_s},
+                        {"expnet", {{"config", o.train.model.to_json()}, {"loss", o.train.loss}, {"alpha", o.train.alpha},
+                                    {"gamma", o.train.gamma}, {"filter_correct", o.train.filter_correct}, {"lr", o.train.lr},
+                                    {"batch_size", o.train.batch_size}, {"max_epochs", o.train.max_epochs}, {"patience", o.train.patience}}},
+                        {"baselines_requested", baseline_names}, {"baselines_dropped", dropped}};
+  nlohmann::json results = nlohmann::json::object();
+  std::ostringstream csv;
+  csv << "section,method,heldout,metric,mean,std,runs,examples\n";
+  for (const auto& m : methods)
+    for (const auto& [task, cell] : table[m]) {
+      results[m][task] = cell_json(cell);
+      for (size_t k = 0; k < kMetrics.size(); ++k)
+        csv << "main," << m << "," << task << "," << kMetrics[k] << "," << cell.mean[k] << "," << cell.std[k] << "," << cell.runs << "," << cell.examples << "\n";
+    }
+  report["results"] = results;
+  report["cost"] = cost;
+  nlohmann::json abl = nlohmann::json::array();
+  for (const auto& [v, cells] : ablation) {
+    nlohmann::json j = {{"variant", v.name}, {"what", v.what}, {"results", nlohmann::json::object()}};
+    for (const auto& [task, cell] : cells) {
+      j["results"][task] = cell_json(cell);
+      for (size_t k = 0; k < kMetrics.size(); ++k)
+        csv << "ablation," << v.name << "," << task << "," << kMetrics[k] << "," << cell.mean[k] << "," << cell.std[k] << "," << cell.runs << "," << cell.examples << "\n";
+    }
+    abl.push_back(j);
+  }
+  report["ablation"] = abl;
+  report["seconds"] = seconds_since(start);
+
+  std::ostringstream md;
+  md << "# ExpNet leave-one-task-out report\n\n";
+  md << "Columns are held-out tasks (ExpNet trained on the others). ExpNet: mean ± std over " << o.seeds.size()
+     << " seed(s); baselines are deterministic given their options (one run).\n\n";
+  md << "| task | classifier | test spec | examples used | truncated | rationale words lost to truncation | classifier accuracy on them |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& t : report["tasks"])
+    md << "| " << t["name"].get<std::string>() << " | " << t["model"].get<std::string>() << " (max " << t["max_tokens"] << " tokens) | "
+       << t["test"]["spec"].get<std::string>() << " | " << t["test"]["used"] << " of " << t["test"]["records"] << " | "
+       << t["test"]["truncated"] << " | " << t["test"]["rationale_words_truncated_away"] << " of " << t["test"]["rationale_words"]
+       << " | " << fmt::format("{:.3f}", t["test_accuracy_on_used"].get<double>()) << " |\n";
+  auto metric_table = [&](const std::string& title, size_t metric) {
+    md << "\n### " << title << "\n\n| method |";
+    for (const auto& t : tasks) md << " " << t.spec.name << " |";
+    md << "\n|---|";
+    for (size_t i = 0; i < tasks.size(); ++i) md << "---|";
+    md << "\n";
+    for (const auto& m : methods) {
+      md << "| " << m << " |";
+      for (const auto& t : tasks) md << " " << (table[m].count(t.spec.name) ? fmt_cell(table[m][t.spec.name], metric, true) : "—") << " |";
+      md << "\n";
+    }
+  };
+  metric_table("Token F1, binarised at 0.5 (ExpNet sigmoid; baselines: min-max per example, threshold tuned on the source tasks)", 0);
+  metric_table("Token F1, top-k with k = rationale length", 3);
+  metric_table("Precision (threshold)", 1);
+  metric_table("Recall (threshold)", 2);
+  metric_table("AUROC", 6);
+  metric_table("AUPRC", 7);
+  if (!dropped.empty()) {
+    md << "\nDropped baselines:\n\n";
+    for (const auto& d : dropped) md << "- " << d["method"].get<std::string>() << " on " << d["task"].get<std::string>() << ": " << d["reason"].get<std::string>() << "\n";
+  }
+  md << "\n### Cost (explanations per second on each held-out test set)\n\n| method |";
+  for (const auto& t : tasks) md << " " << t.spec.name << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < tasks.size(); ++i) md << "---|";
+  md << "\n";
+  for (auto it = cost.begin(); it != cost.end(); ++it) {
+    md << "| " << it.key() << " |";
+    for (const auto& t : tasks)
+      md << " " << (it.value().contains(t.spec.name) ? fmt::format("{:.1f}", it.value()[t.spec.name]["examples_per_s"].get<double>()) : "—") << " |";
+    md << "\n";
+  }
+  if (!ablation.empty()) {
+    md << "\n### Ablation (token F1 at 0.5 / top-k F1 / AUPRC, mean over seeds)\n\n| variant |";
+    for (const auto& t : tasks) md << " " << t.spec.name << " |";
+    md << "\n|---|";
+    for (size_t i = 0; i < tasks.size(); ++i) md << "---|";
+    md << "\n";
+    for (const auto& [v, cells] : ablation) {
+      md << "| " << v.name << " (" << v.what << ") |";
+      for (const auto& t : tasks) {
+        const Cell& c = cells.at(t.spec.name);
+        md << fmt::format(" {:.3f}±{:.3f} / {:.3f} / {:.3f} |", c.mean[0], c.std[0], c.mean[3], c.mean[7]);
+      }
+      md << "\n";
+    }
+  }
+  md << "\nTotal time " << format_duration(report["seconds"].get<double>()) << ".\n";
+  write_file_atomic(join_path(o.out_dir, "report.md"), md.str());
+  write_file_atomic(join_path(o.out_dir, "report.csv"), csv.str());
+  write_file_atomic(join_path(o.out_dir, "report.json"), report.dump(2) + "\n");
+  return report;
+}
+
+}  // namespace salient
