@@ -18,10 +18,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# LibTorch calls libblas.so.3 through Debian's alternatives: point it (and LAPACK) at OpenBLAS
+# LibTorch calls libblas.so.3 and libopenblas.so.0 through Debian's alternatives: point them (and LAPACK) at OpenBLAS
 # built with OpenMP, measured fastest here (see docs/PERFORMANCE.md).
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-for lib in libblas.so.3 liblapack.so.3; do
+for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
   target=/usr/lib/$arch/openblas-openmp/$lib
   if [ -e "$target" ] && [ "$(readlink -f /usr/lib/$arch/$lib)" != "$(readlink -f "$target")" ]; then
     $SUDO update-alternatives --set "$lib-$arch" "$target" >/dev/null
