@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian machine: install dependencies, build, train a BERT-style
 # SST-2 sentiment classifier from scratch on ../shared/data (about 15 minutes on 2 cores), then
-# classify and explain a few sentences with it.
+# classify a few sentences with it and explain one with integrated gradients.
 #   QUICK=1 scripts/quickstart.sh   trains for 3 minutes instead (lower accuracy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +26,5 @@ printf '%s\n' "a gorgeous, witty and deeply moving film" \
   '{"text": "not bad at all , actually quite charming"}' > /tmp/salient_quickstart_inputs.txt
 echo "--- predictions"
 $BIN predict --model "$MODEL" < /tmp/salient_quickstart_inputs.txt
+echo "--- integrated gradients (score per token) for the first sentence"
+head -1 /tmp/salient_quickstart_inputs.txt | $BIN --quiet explain --model "$MODEL" --method ig
