@@ -120,19 +120,6 @@ class MeanAttention : public AttentionExplainer {
   bool last_only_;
 };
 
-// Rollout (Abnar & Zuidema 2020, as Chefer et al.'s compute_rollout_attention): Â_l = mean_h A_l + I,
-// rows renormalised; joint = Â_N ⋯ Â_start; scores = [CLS] row. Parameter start_layer (default 0).
-torch::Tensor rollout(const std::vector<torch::Tensor>& maps, int64_t start) {
-  const int64_t L = maps[0].size(-1);
-  torch::Tensor eye = torch::eye(L, maps[0].options()).unsqueeze(0);
-  torch::Tensor joint;
-  for (size_t l = start; l < maps.size(); ++l) {
-    torch::Tensor a = maps[l] + eye;
-    a = a / a.sum(-1, true);
-    joint = joint.defined() ? torch::bmm(a, joint) : a;
-  }
-  return joint.select(1, 0);
-}
 
 int64_t start_layer(const ExplainOptions& o, size_t layers) {
   const int64_t s = param_int(o, "start_layer", 0);
@@ -210,5 +197,19 @@ std::unique_ptr<Explainer> make_rollout() { return std::make_unique<Rollout>(); 
 std::unique_ptr<Explainer> make_attention_gradcam() { return std::make_unique<AttentionGradCam>(); }
 std::unique_ptr<Explainer> make_gae() { return std::make_unique<Gae>(); }
 std::unique_ptr<Explainer> make_attcat() { return std::make_unique<AttCat>(); }
+
+// Rollout (Abnar & Zuidema 2020, as Chefer et al.'s compute_rollout_attention): Â_l = mean_h A_l + I,
+// rows renormalised; joint = Â_N ⋯ Â_start; scores = [CLS] row. Parameter start_layer (default 0).
+torch::Tensor rollout(const std::vector<torch::Tensor>& maps, int64_t start) {
+  const int64_t L = maps[0].size(-1);
+  torch::Tensor eye = torch::eye(L, maps[0].options()).unsqueeze(0);
+  torch::Tensor joint;
+  for (size_t l = start; l < maps.size(); ++l) {
+    torch::Tensor a = maps[l] + eye;
+    a = a / a.sum(-1, true);
+    joint = joint.defined() ? torch::bmm(a, joint) : a;
+  }
+  return joint.select(1, 0);
+}
 
 }  // namespace salient::explain

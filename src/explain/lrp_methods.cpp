@@ -147,18 +147,6 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
   return out;
 }
 
-// Chefer's compute_rollout_attention over [B, L, L] maps from `start`.
-torch::Tensor rollout_rows(const std::vector<torch::Tensor>& maps, int64_t start) {
-  const int64_t L = maps[0].size(-1);
-  torch::Tensor eye = torch::eye(L, maps[0].options()).unsqueeze(0);
-  torch::Tensor joint;
-  for (size_t l = start; l < maps.size(); ++l) {
-    torch::Tensor a = maps[l] + eye;
-    a = a / a.sum(-1, true);
-    joint = joint.defined() ? torch::bmm(a, joint) : a;
-  }
-  return joint.select(1, 0).clone();
-}
 
 enum class LrpKind { Partial, Full, TransformerAttribution };
 
@@ -208,7 +196,7 @@ class LrpExplainer : public Explainer {
         const int64_t start = param_int(o, "start_layer", 0);
         if (start < 0 || start >= static_cast<int64_t>(maps.size()))
           fail("--start-layer: {} out of range for {} layers", start, maps.size());
-        scores = rollout_rows(maps, start);
+        scores = rollout(maps, start).clone();
         // [CLS]→[CLS] set to the row minimum over the real tokens (the reference uses the whole row).
         for (size_t b = 0; b < part.size(); ++b)
           scores[b][0] = scores[b].slice(0, 0, batch.lengths[b]).min();

@@ -38,6 +38,11 @@ std::unique_ptr<Explainer> make_kernel_shap();
 torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const torch::Tensor& types,
                          const torch::Tensor& mask, const torch::Tensor& inputs_embeds = {});
 
+// Attention rollout as Chefer et al.'s compute_rollout_attention: Â_l = map_l + I with rows
+// renormalised, multiplied from layer `start` upwards; returns the [CLS] rows [B, L].
+// Used by `rollout` (head-mean attention maps) and `transformer_attribution` (relevance maps).
+torch::Tensor rollout(const std::vector<torch::Tensor>& maps, int64_t start);
+
 // The explained output of each row: softmax probability or logit of targets[b]. [B]
 torch::Tensor target_output(const torch::Tensor& logits, const torch::Tensor& targets, ModelOutput output);
 torch::Tensor targets_tensor(const std::vector<int64_t>& targets);
