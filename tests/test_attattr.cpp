@@ -11,12 +11,14 @@
 #include "attattr/analysis.h"
 #include "attattr/attribution.h"
 #include "model/classifier.h"
+#include "tensor_json.h"
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"
 
 using namespace salient;
 using namespace salient::attattr;
+using salient::test::json_to_tensor;
 using salient::test::shared_path;
 
 namespace {
@@ -27,19 +29,6 @@ struct Case {
   torch::Tensor attattr;  // [layer, head, L, L] float64
 };
 
-torch::Tensor json_to_tensor(const nlohmann::json& j) {
-  std::vector<int64_t> shape;
-  for (const nlohmann::json* p = &j; p->is_array(); p = &(*p)[0]) shape.push_back((int64_t)p->size());
-  std::vector<double> flat;
-  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& x) {
-    if (x.is_array())
-      for (const auto& e : x) walk(e);
-    else
-      flat.push_back(x.get<double>());
-  };
-  walk(j);
-  return torch::tensor(flat, torch::kFloat64).view(shape);
-}
 
 const std::vector<Case>& cases() {
   static std::vector<Case> all = [] {

@@ -7,11 +7,13 @@
 #include <fstream>
 
 #include "model/checkpoint.h"
+#include "tensor_json.h"
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"
 
 using namespace salient;
+using salient::test::json_to_tensor;
 using salient::test::shared_path;
 
 namespace {
@@ -43,24 +45,6 @@ std::vector<RefCase> load_cases() {
 
 torch::Tensor row(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong).unsqueeze(0); }
 
-torch::Tensor json_to_tensor(const nlohmann::json& j) {
-  // Nested lists of numbers → double tensor.
-  std::vector<int64_t> shape;
-  const nlohmann::json* p = &j;
-  while (p->is_array()) {
-    shape.push_back(static_cast<int64_t>(p->size()));
-    p = &(*p)[0];
-  }
-  std::vector<double> flat;
-  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& x) {
-    if (x.is_array())
-      for (const auto& e : x) walk(e);
-    else
-      flat.push_back(x.get<double>());
-  };
-  walk(j);
-  return torch::tensor(flat, torch::kFloat64).view(shape);
-}
 
 std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
 
