@@ -8,24 +8,14 @@
 
 #include "eval/faithfulness.h"
 #include "eval/plausibility.h"
+#include "test_util.h"
 #include "util/error.h"
 
 using namespace salient;
 
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const salient::Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "expected salient::Error";
-  return "";
-}
+using salient::test::error_of;
 
 }  // namespace
 

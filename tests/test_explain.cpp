@@ -60,18 +60,7 @@ double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   return num / den;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const salient::Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "expected salient::Error";
-  return "";
-}
+using salient::test::error_of;
 
 struct Inputs {
   std::vector<Encoding> encs;

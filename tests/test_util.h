@@ -2,6 +2,7 @@
 // Shared test helpers: where the shared data/fixtures live ($SALIENT_SHARED overrides).
 #include <string>
 #include <gtest/gtest.h>
+#include "util/error.h"
 #include "util/io.h"
 
 namespace salient::test {
@@ -17,5 +18,19 @@ inline std::string shared_path(const std::string& rel) {
     if ((path).empty() || !(salient::file_exists(path) || salient::dir_exists(path)))       \
       FAIL() << "shared data not found: '" << (path) << "' (set SALIENT_SHARED)";          \
   } while (0)
+
+// Runs f, expects a salient::Error with a one-line message, and returns the message.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const salient::Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "expected salient::Error";
+  return "";
+}
 
 }  // namespace salient::test
