@@ -19,20 +19,6 @@ using namespace salient;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
-}
-
 void bench_model(const std::string& dir, const std::vector<std::string>& texts, int64_t batch,
                  const std::vector<std::string>& methods) {
   Classifier clf = load_classifier(dir);

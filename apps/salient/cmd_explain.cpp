@@ -20,20 +20,6 @@ namespace salient::cli {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  return out;
-}
-
 // Method options shared by both commands; only those given on the command line are passed on.
 struct MethodArgs {
   int64_t steps = 0, samples = 0, start_layer = -1, internal_batch = 64;

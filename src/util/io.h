@@ -30,4 +30,7 @@ nlohmann::json parse_json_line(const std::string& line, const std::string& sourc
 // the repository root (found from the current directory upwards), else "".
 std::string shared_dir();
 
+// "a, b,,c" → {"a", "b", "c"}: comma-separated names with spaces and empty items dropped.
+std::vector<std::string> split_list(const std::string& s);
+
 }  // namespace salient
