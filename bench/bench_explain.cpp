@@ -13,6 +13,7 @@
 #include "explain/explainer.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/memory.h"
 #include "util/runtime.h"
 
 using namespace salient;
@@ -32,7 +33,7 @@ void bench_model(const std::string& dir, const std::vector<std::string>& texts, 
   std::printf("\n%s: hidden %lld, %lld layers, %lld heads; %zu examples, mean %.1f tokens, batch %lld\n", dir.c_str(),
               (long long)c.hidden_size, (long long)c.num_hidden_layers, (long long)c.num_attention_heads, encs.size(),
               mean_len, (long long)batch);
-  std::printf("| method | ms / example |\n|---|---|\n");
+  std::printf("| method | ms / example | peak MiB |\n|---|---|---|\n");
   for (const auto& name : methods) {
     auto ex = make_explainer(name);
     ExplainOptions o;
@@ -44,8 +45,12 @@ void bench_model(const std::string& dir, const std::vector<std::string>& texts, 
         (void)ex->explain(clf, chunk, targets, o);
       }
     };
-    const double sec = bench::time_median(run_all, 3, 1);
-    std::printf("| %s | %.2f |\n", name.c_str(), 1000.0 * sec / double(encs.size()));
+    // One untimed run measures the memory the method adds (and warms up), then the timed runs.
+    PeakMemorySampler sampler;
+    run_all();
+    const double peak_mib = sampler.stop();
+    const double sec = bench::time_median(run_all, 3, 0);
+    std::printf("| %s | %.2f | %.1f |\n", name.c_str(), 1000.0 * sec / double(encs.size()), peak_mib);
     std::fflush(stdout);
   }
 }
@@ -66,6 +71,7 @@ int main(int argc, char** argv) {
       else dirs.push_back(a);
     }
     set_threads(threads);
+    return_freed_memory_promptly();
     std::printf("threads %d\n", current_threads());
     const std::string shared = shared_dir();
     if (shared.empty()) throw salient::Error("shared directory not found (set SALIENT_SHARED)");

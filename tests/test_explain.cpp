@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "explain/explainer.h"
 #include "test_util.h"
@@ -320,6 +321,100 @@ TEST(Explain, Errors) {
   o.params = nlohmann::json::object();
   EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {5}, o); }).find("--target"), std::string::npos);
   EXPECT_NE(error_of([] { parse_model_output("proba"); }).find("--output"), std::string::npos);
+}
+
+TEST(Explain, MgaeKeepingEveryHeadIsTransformerAttribution) {
+  // Mask-LRP: with no head masked, masked GAE is the LRP-based transformer attribution; masking
+  // heads changes what reaches the lower layers (the last layer's map is unmasked either way).
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  cases.resize(4);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  const auto& c = clf.model.config();
+  std::string all;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l)
+    for (int64_t h = 0; h < c.num_attention_heads; ++h) all += (all.empty() ? "" : ",") + std::to_string(l) + "." + std::to_string(h);
+  ExplainOptions o;
+  o.output = ModelOutput::Logit;
+  auto ta = make_explainer("transformer_attribution")->explain(clf, in.ptrs(), targets, o);
+  o.params = {{"heads", all}};
+  auto every = make_explainer("mgae")->explain(clf, in.ptrs(), targets, o);
+  o.params = {{"heads", "0.0"}};
+  auto one = make_explainer("mgae")->explain(clf, in.ptrs(), targets, o);
+  for (size_t i = 0; i < ta.size(); ++i) {
+    EXPECT_LT(rel_err(every[i].scores, ta[i].scores), 1e-12) << "case " << i;
+    EXPECT_GT(rel_err(one[i].scores, ta[i].scores), 1e-6) << "case " << i;
+    EXPECT_EQ(every[i].extras["kept_heads"].size(), size_t(c.num_hidden_layers * c.num_attention_heads));
+    EXPECT_EQ(one[i].extras["kept_heads"], nlohmann::json::array({"0.0"}));
+  }
+  // Automatic selection: each kept head is positional on that input (its top key is the next or
+  // the previous token for more than the threshold's share of tokens), recomputed here from the
+  // attentions. This model has no head above Mask-LRP's 0.8, so a low threshold exercises it.
+  const double thr = 0.2;
+  o.params = {{"positional_threshold", thr}};
+  size_t kept_any = 0;
+  for (size_t i = 0; i < in.encs.size(); ++i) {
+    auto aut = make_explainer("mgae")->explain(clf, {&in.encs[i]}, {targets[i]}, o);
+    ForwardRequest req;
+    req.input_ids = torch::tensor(in.encs[i].ids).view({1, -1});
+    req.token_type_ids = torch::tensor(in.encs[i].type_ids).view({1, -1});
+    req.want_attentions = true;
+    ForwardResult r = clf.model.forward(req);
+    std::set<std::string> expected;
+    for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+      torch::Tensor top = r.attentions[l][0].argmax(-1);  // [H, L]
+      const int64_t L = top.size(1);
+      for (int64_t h = 0; h < c.num_attention_heads; ++h) {
+        int64_t next = 0, prev = 0;
+        for (int64_t t = 0; t < L; ++t) {
+          next += top[h][t].item<int64_t>() == t + 1;
+          prev += top[h][t].item<int64_t>() == t - 1;
+        }
+        if (next > thr * L || prev > thr * L) expected.insert(std::to_string(l) + "." + std::to_string(h));
+      }
+    }
+    std::set<std::string> got;
+    for (const auto& k : aut[0].extras["kept_heads"]) got.insert(k.get<std::string>());
+    EXPECT_EQ(got, expected) << "case " << i;
+    kept_any += got.size();
+  }
+  EXPECT_GT(kept_any, 0u);
+  o.params = {{"heads", "0.99"}};
+  EXPECT_NE(error_of([&] { make_explainer("mgae")->explain(clf, {&in.encs[0]}, {targets[0]}, o); }).find("--heads: '0.99' is outside"),
+            std::string::npos);
+  o.params = {{"heads", "first"}};
+  EXPECT_NE(error_of([&] { make_explainer("mgae")->explain(clf, {&in.encs[0]}, {targets[0]}, o); }).find("LAYER.HEAD"),
+            std::string::npos);
+}
+
+TEST(Explain, CamIsTheMeanLastLayerAttentionGradient) {
+  // Recomputed through the public forward: ∂p_target/∂A of the last layer, mean over heads and
+  // query rows, positive part, [CLS] column 0.
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  cases.resize(3);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  auto cam = make_explainer("cam")->explain(clf, in.ptrs(), targets, ExplainOptions{});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ForwardRequest req;
+    req.input_ids = torch::tensor(in.encs[i].ids).view({1, -1});
+    req.token_type_ids = torch::tensor(in.encs[i].type_ids).view({1, -1});
+    req.want_attentions = true;
+    Classifier copy = clf;
+    copy.model = clf.model.clone();
+    copy.model.set_requires_grad(true);  // a graph without touching the embeddings API
+    ForwardResult r = copy.model.forward(req);
+    torch::Tensor p = torch::softmax(r.logits, -1)[0][targets[i]];
+    torch::Tensor g = torch::autograd::grad({p}, {r.attentions.back()})[0][0];  // [H, L, L]
+    torch::Tensor want = g.mean(0).mean(0).clamp_min(0).to(torch::kDouble);
+    want[0] = 0;
+    std::vector<double> w(want.data_ptr<double>(), want.data_ptr<double>() + want.numel());
+    EXPECT_LT(rel_err(cam[i].scores, w), 1e-5) << "case " << i;
+  }
 }
 
 // ---- CLI: salient explain / benchmark ----

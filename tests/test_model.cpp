@@ -314,3 +314,28 @@ TEST(Transformer, RejectsInputsLongerThanMaxPositions) {
   auto ids = torch::full({1, 129}, 2009, torch::kLong);
   EXPECT_THROW(model.logits(ids), salient::Error);
 }
+
+TEST(Transformer, GrownPositionTableKeepsShortInputsAndRepeatsLearnedRows) {
+  // train --init --extend-positions: the grown model must compute exactly what the original did on
+  // inputs that fit the old table, accept longer ones, and start its new rows from the learned ones.
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer model = load_model(model_dir());
+  const int64_t old_rows = model.config().max_position_embeddings;
+  Transformer grown = model.with_position_table(old_rows * 2 + 3);
+  EXPECT_EQ(grown.config().max_position_embeddings, old_rows * 2 + 3);
+  EXPECT_EQ(model.config().max_position_embeddings, old_rows);  // the original is untouched
+  const torch::Tensor& a = model.weights().at("embeddings.position_embeddings.weight");
+  const torch::Tensor& b = grown.weights().at("embeddings.position_embeddings.weight");
+  ASSERT_EQ(b.size(0), old_rows * 2 + 3);
+  EXPECT_TRUE(torch::equal(b.slice(0, 0, old_rows), a));
+  EXPECT_TRUE(torch::equal(b.slice(0, old_rows, 2 * old_rows), a));
+  EXPECT_TRUE(torch::equal(b.slice(0, 2 * old_rows), a.slice(0, 0, 3)));
+  auto cases = load_cases();
+  torch::Tensor ids = torch::tensor(cases[0].ids).view({1, -1}), types = torch::tensor(cases[0].types).view({1, -1});
+  torch::NoGradGuard ng;
+  EXPECT_TRUE(torch::allclose(grown.logits(ids, types), model.logits(ids, types), 0, 0));
+  auto long_ids = torch::full({1, old_rows + 5}, 2009, torch::kLong);
+  EXPECT_THROW(model.logits(long_ids), salient::Error);
+  EXPECT_EQ(grown.logits(long_ids).size(0), 1);
+  EXPECT_THROW(model.with_position_table(0), salient::Error);
+}

@@ -165,6 +165,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   train_cmd->add_option("--out", tr.output_dir, "output model directory")->required();
   train_cmd->add_option("--data-dir", tr.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
   train_cmd->add_option("--init", tr.init_model, "fine-tune this model directory instead of training from scratch");
+  train_cmd->add_flag("--extend-positions", tr.extend_positions, "with --init: grow the position table to --max-length (learned rows repeated)");
   train_cmd->add_option("--vocab", tr.vocab, "vocabulary for from-scratch training (vocab.txt, tokenizer.json or directory)");
   train_cmd->add_option("--hidden", tr.hidden_size, "hidden size (from scratch)");
   train_cmd->add_option("--layers", tr.num_layers, "encoder layers (from scratch)");

@@ -1,6 +1,5 @@
 // Explanation subcommands: `explain` (one method over JSON lines) and `benchmark` (methods ×
 // metrics over a dataset, resumable, with markdown/CSV/JSON tables and an HTML heatmap page).
-#include <sys/resource.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -14,6 +13,7 @@
 #include "eval/faithfulness.h"
 #include "eval/plausibility.h"
 #include "explain/explainer.h"
+#include "util/memory.h"
 #include "util/progress.h"
 
 namespace salient::cli {
@@ -23,7 +23,8 @@ namespace {
 // Method options shared by both commands; only those given on the command line are passed on.
 struct MethodArgs {
   int64_t steps = 0, samples = 0, start_layer = -1, internal_batch = 64;
-  std::string rule, baseline, removal, output = "prob";
+  std::string rule, baseline, removal, heads, output = "prob";
+  double positional_threshold = -1;
   uint64_t seed = 0;
 
   void add(CLI::App* cmd) {
@@ -33,6 +34,9 @@ struct MethodArgs {
     cmd->add_option("--samples", samples, "lime / kernel_shap: perturbations per input");
     cmd->add_option("--removal", removal, "occlusion / lime / kernel_shap / faithfulness: mask | delete");
     cmd->add_option("--start-layer", start_layer, "rollout: first layer rolled out (default 0)");
+    cmd->add_option("--heads", heads, "mgae: heads that pass relevance down, LAYER.HEAD,... (default: positional heads)");
+    cmd->add_option("--positional-threshold", positional_threshold,
+                    "mgae: share of tokens whose top key is the next/previous token that makes a head positional (0.8)");
     cmd->add_option("--internal-batch", internal_batch, "rows per internal forward pass (bounds memory)");
     cmd->add_option("--output", output, "explained output: prob (softmax probability, default) | logit");
     cmd->add_option("--seed", seed, "seed of the sampling methods");
@@ -49,6 +53,8 @@ struct MethodArgs {
     if (!rule.empty()) o.params["rule"] = rule;
     if (!baseline.empty()) o.params["baseline"] = baseline;
     if (!removal.empty()) o.params["removal"] = removal;
+    if (!heads.empty()) o.params["heads"] = heads;
+    if (positional_threshold >= 0) o.params["positional_threshold"] = positional_threshold;
     return o;
   }
 };
@@ -63,6 +69,7 @@ struct ExplainArgs {
 
 void run_explain(const ExplainArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  return_freed_memory_promptly();
   if (a.word_agg != "sum" && a.word_agg != "max") fail("--word-agg: expected sum or max, got '{}'", a.word_agg);
   auto explainer = make_explainer(a.method);  // unknown names fail before the model loads
   const ExplainOptions opts = a.m.options();
@@ -119,7 +126,7 @@ const std::vector<std::string> kPlausibility = {"token_f1", "token_f1_top5", "to
                                                 "word_f1", "word_auroc", "word_auprc"};
 const std::vector<std::string> kFaithfulness = {"comprehensiveness", "sufficiency", "aopc_comprehensiveness",
                                                 "aopc_sufficiency", "deletion_auc", "insertion_auc"};
-const std::vector<std::string> kCost = {"time_ms", "peak_rss_mb"};
+const std::vector<std::string> kCost = {"time_ms", "peak_mem_mb"};
 
 struct BenchmarkArgs {
   std::string model, data, data_dir, methods, metrics = "token_f1,token_auroc,token_auprc,comprehensiveness,sufficiency,aopc_comprehensiveness,aopc_sufficiency",
@@ -127,21 +134,6 @@ struct BenchmarkArgs {
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
   MethodArgs m;
 };
-
-// Peak resident memory since the last reset (Linux: /proc/self/clear_refs value 5 resets VmHWM).
-void reset_peak_rss() {
-  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
-    std::fputs("5", f);
-    std::fclose(f);
-  }
-}
-double peak_rss_mb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  return std::nan("");
-}
 
 // Gold mask over the tokens of segment 0 (word rationale ≥ 0.5 projected to every piece).
 std::vector<int> token_gold(const Record& r, const Encoding& enc, const std::vector<int64_t>& word_of) {
@@ -175,6 +167,7 @@ void run_benchmark(const BenchmarkArgs& a) {
   if (a.out.empty()) fail("--out: required");
   if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  return_freed_memory_promptly();
   const std::vector<std::string> methods = split_list(a.methods), metrics = split_list(a.metrics);
   if (methods.empty()) fail("--methods: give at least one method");
   if (metrics.empty()) fail("--metrics: give at least one metric");
@@ -247,19 +240,19 @@ void run_benchmark(const BenchmarkArgs& a) {
         continue;
       }
       std::vector<int64_t> todo_targets = predicted_classes(clf, todo_encs);
-      reset_peak_rss();
+      PeakMemorySampler sampler;
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<Explanation> ex = explainers[method]->explain(clf, todo_encs, todo_targets, opts);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
                         double(todo.size());
-      const double rss = peak_rss_mb();
+      const double mem = sampler.stop();
       for (size_t k = 0; k < todo.size(); ++k) {
         const size_t i = todo[k];
         const Record& rec = data.records[i];
         const Encoding& enc = encs[i];
         nlohmann::json m;
         m["time_ms"] = ms;
-        m["peak_rss_mb"] = num(rss);
+        m["peak_mem_mb"] = num(mem);
         const std::vector<int64_t> word_of = whitespace_word_ids(rec.text, enc, 0);
         if (want_plaus) {
           std::vector<double> tok_scores;

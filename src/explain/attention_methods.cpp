@@ -154,6 +154,24 @@ class AttentionGradCam : public AttentionExplainer {
   }
 };
 
+// CAM over the last attention map as ExpNet's "CAM" baseline is most plausibly defined: Mask-LRP's
+// generate_gradcam (LinxinS97/Mask-LRP, the code whose nine attention/LRP explainers match
+// ExpNet's list): the gradient of the output w.r.t. the last layer's attention, averaged over heads
+// and (real) query rows, positive part, the [CLS] column set to 0. It weighs nothing by A itself;
+// attention_gradcam is the variant that does.
+class AttentionCam : public AttentionExplainer {
+ public:
+  AttentionCam() : AttentionExplainer("cam", true, false) {}
+  torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
+    const torch::Tensor& g = p.attn_grad.back();  // [B, H, L, L]
+    torch::Tensor q = real_tokens(p);             // [B, L]
+    torch::Tensor rows = q.view({q.size(0), 1, -1, 1});
+    torch::Tensor score = ((g * rows).sum(2) / rows.sum(2)).mean(1).clamp_min(0) * q;  // [B, L]
+    score.select(1, 0).zero_();
+    return score;
+  }
+};
+
 // GAE (Chefer et al. 2021b, Transformer-MM-Explainability): R = I; per layer
 // R ← R + mean_h((∇A ⊙ A)⁺) · R; scores = [CLS] row of R.
 class Gae : public AttentionExplainer {
@@ -195,6 +213,7 @@ std::unique_ptr<Explainer> make_attention_mean_all() { return std::make_unique<M
 std::unique_ptr<Explainer> make_attention_mean_last() { return std::make_unique<MeanAttention>(true); }
 std::unique_ptr<Explainer> make_rollout() { return std::make_unique<Rollout>(); }
 std::unique_ptr<Explainer> make_attention_gradcam() { return std::make_unique<AttentionGradCam>(); }
+std::unique_ptr<Explainer> make_attention_cam() { return std::make_unique<AttentionCam>(); }
 std::unique_ptr<Explainer> make_gae() { return std::make_unique<Gae>(); }
 std::unique_ptr<Explainer> make_attcat() { return std::make_unique<AttCat>(); }
 

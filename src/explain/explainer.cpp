@@ -2,6 +2,7 @@
 #include "explain/explainer.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <cmath>
 
 #include "data/dataset.h"
@@ -30,12 +31,16 @@ const std::vector<ExplainerInfo>& explainer_registry() {
       {"attention_mean_last", "as attention_mean over the last layer only (SMaT)", make_attention_mean_last},
       {"rollout", "attention rollout with the residual identity (Abnar & Zuidema 2020)", make_rollout},
       {"attention_gradcam", "GradCAM on the last layer's attention (Chefer et al. 2021 code)", make_attention_gradcam},
+      {"cam", "last layer: attention gradient, mean over heads and queries, positive part (Mask-LRP's generate_gradcam)",
+       make_attention_cam},
       {"gae", "generic attention explainability (Chefer et al. 2021b)", make_gae},
       {"attcat", "attentive class activation tokens (Qiang et al. 2022)", make_attcat},
       {"lrp_partial", "LRP relevance of the last layer's attention, [CLS] row (Chefer et al. 2021 code)", make_lrp_partial},
       {"lrp_full", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
        make_lrp_full},
       {"transformer_attribution", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out", make_transformer_attribution},
+      {"mgae", "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through positional heads",
+       make_mgae},
       {"lime", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)", make_lime},
       {"kernel_shap", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
        make_kernel_shap},
@@ -104,11 +109,25 @@ std::vector<double> score_sequences(const Classifier& clf, const std::vector<Tok
   if (seqs.size() != targets.size()) fail("score_sequences: {} sequences but {} targets", seqs.size(), targets.size());
   torch::NoGradGuard no_grad;
   batch_size = std::max<int64_t>(batch_size, 1);
+  // Identical (sequence, target) pairs are scored once: LIME and KernelSHAP draw the same coalition
+  // many times on short inputs (every one-token removal, the empty input), and the result is exact.
+  std::vector<size_t> unique_of(seqs.size()), uniques;
+  {
+    std::unordered_map<std::string, size_t> seen;
+    std::string key;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      key.assign(reinterpret_cast<const char*>(seqs[i].ids.data()), seqs[i].ids.size() * sizeof(int64_t));
+      key.append(reinterpret_cast<const char*>(seqs[i].type_ids.data()), seqs[i].type_ids.size() * sizeof(int64_t));
+      key.append(reinterpret_cast<const char*>(&targets[i]), sizeof(int64_t));
+      auto [it, fresh] = seen.emplace(key, uniques.size());
+      if (fresh) uniques.push_back(i);
+      unique_of[i] = it->second;
+    }
+  }
   // Sort by length so each padded batch wastes little; results go back to the input order.
-  std::vector<size_t> order(seqs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<size_t> order = uniques;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() < seqs[b].ids.size(); });
-  std::vector<double> out(seqs.size());
+  std::vector<double> value(seqs.size());  // by sequence index, filled for the unique ones
   const int64_t pad = clf.tokenizer.pad_id();
   for (size_t s = 0; s < order.size(); s += batch_size) {
     const size_t e = std::min(order.size(), s + static_cast<size_t>(batch_size));
@@ -130,9 +149,12 @@ std::vector<double> score_sequences(const Classifier& clf, const std::vector<Tok
     }
     const torch::Device dev = clf.model.device();
     torch::Tensor logits = explain::cls_logits(clf.model, ids.to(dev), types.to(dev), mask.to(dev));
-    torch::Tensor v = explain::target_output(logits, tg.to(dev), output).to(torch::kDouble).cpu();
-    for (int64_t b = 0; b < B; ++b) out[order[s + b]] = v[b].item<double>();
+    torch::Tensor v = explain::target_output(logits, tg.to(dev), output).to(torch::kDouble).cpu().contiguous();
+    const double* vp = v.data_ptr<double>();
+    for (int64_t b = 0; b < B; ++b) value[order[s + b]] = vp[b];
   }
+  std::vector<double> out(seqs.size());
+  for (size_t i = 0; i < seqs.size(); ++i) out[i] = value[uniques[unique_of[i]]];
   return out;
 }
 

@@ -7,6 +7,11 @@
 //   transformer_attribution  per layer (∂F/∂A ⊙ R_A)⁺ averaged over heads, rolled out with the
 //                          identity from start_layer, [CLS] row, [CLS]→[CLS] set to the row's min
 //                          (generate_LRP).
+//   mgae                   masked GAE of Mask-LRP (Song et al., Findings of EACL 2024;
+//                          LinxinS97/Mask-LRP, Generator.MGAE): as transformer_attribution, but
+//                          below each layer relevance flows only through the kept heads (the
+//                          relevance at A·V is multiplied by the head mask before it is passed
+//                          down, while R_A used for the map is the unmasked one).
 // Rules (relprop of the reference): Linear = LRP-αβ with α = 1, β = 0 (positive contributions, no
 // bias); LayerNorm, GELU, tanh, softmax, dropout pass relevance through unchanged; MatMul / einsum =
 // z-rule (R·x·∂z/∂x / z); Add = z-rule then each branch rescaled so the branches share R by
@@ -19,6 +24,7 @@
 
 #include "explain/methods.h"
 #include "util/error.h"
+#include "util/io.h"
 
 namespace salient::explain {
 namespace {
@@ -68,10 +74,34 @@ struct LayerActs {
 struct LrpResult {
   std::vector<torch::Tensor> attn_cam;  // per layer [B, H, L, L]
   torch::Tensor input_relevance;        // [B, L, Hd]
+  torch::Tensor kept_heads;             // [layers, B, H] when a head mask was used
 };
 
+// Which heads pass relevance down (1 = kept), per layer and example, or undefined for all.
+struct HeadSelection {
+  std::vector<std::pair<int64_t, int64_t>> heads;  // explicit (layer, head) list; empty = automatic
+  double positional_threshold = 0.8;
+  bool active = false;
+};
+
+// Positional heads (Voita et al. 2019, as Mask-LRP selects them): a head whose most attended key
+// is the next token (or the previous one) for more than `threshold` of the real query tokens.
+// Decided per example from its own attention, so the result does not depend on the batch.
+torch::Tensor positional_heads(const torch::Tensor& probs, const Batch& batch, double threshold) {
+  const int64_t B = probs.size(0), H = probs.size(1), L = probs.size(2);
+  torch::Tensor top = probs.argmax(-1);  // [B, H, L]
+  torch::Tensor pos = torch::arange(L, top.options()).view({1, 1, L});
+  torch::Tensor real = batch.attention_mask.to(top.device()).view({B, 1, L}).to(torch::kDouble);
+  torch::Tensor n = real.sum(-1).clamp_min(1);  // [B, 1]
+  torch::Tensor next = ((top == pos + 1).to(torch::kDouble) * real).sum(-1) / n;
+  torch::Tensor prev = ((top == pos - 1).to(torch::kDouble) * real).sum(-1) / n;
+  (void)H;
+  return ((next > threshold) | (prev > threshold)).to(probs.scalar_type());  // [B, H]
+}
+
 // Forward with every activation kept, then relevance propagation from the one-hot target.
-LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64_t>& targets) {
+LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64_t>& targets,
+              const HeadSelection& select = {}) {
   const Transformer& m = clf.model;
   const ModelConfig& c = m.config();
   if (c.model_type != "bert") fail("--method: LRP methods support BERT models only (this one is '{}')", c.model_type);
@@ -120,6 +150,20 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
 
   LrpResult out;
   out.attn_cam.resize(acts.size());
+  std::vector<torch::Tensor> keep;  // per layer [B, H]
+  if (select.active) {
+    for (int64_t i = 0; i < m.num_layers(); ++i) {
+      if (select.heads.empty()) {
+        keep.push_back(positional_heads(acts[i].probs, batch, select.positional_threshold));
+      } else {
+        torch::Tensor k = torch::zeros({B, H}, h.options());
+        for (const auto& [l, hh] : select.heads)
+          if (l == i) k.select(1, hh).fill_(1.0);
+        keep.push_back(k);
+      }
+    }
+    out.kept_heads = torch::stack(keep);
+  }
   for (int64_t i = m.num_layers() - 1; i >= 0; --i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
     const LayerActs& a = acts[i];
@@ -135,6 +179,11 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
     r_probs = r_probs / 2;
     r_v = r_v / 2;
     out.attn_cam[i] = r_probs;
+    if (!keep.empty()) {  // the z-rule is linear in R: masking R at A·V masks both outputs per head
+      torch::Tensor k = keep[i].view({B, H, 1, 1});
+      r_probs = r_probs * k;
+      r_v = r_v * k;
+    }
     auto [r_q, r_kt] = matmul_relprop(r_probs, a.q, a.k.transpose(-1, -2));
     r_q = r_q / 2;
     torch::Tensor r_k = r_kt.transpose(-1, -2) / 2;
@@ -148,17 +197,52 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
 }
 
 
-enum class LrpKind { Partial, Full, TransformerAttribution };
+enum class LrpKind { Partial, Full, TransformerAttribution, Masked };
+
+// --heads "L.H,L.H" (0-based) → (layer, head) pairs, checked against the model.
+std::vector<std::pair<int64_t, int64_t>> parse_heads(const std::string& spec, int64_t layers, int64_t heads) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const std::string& item : split_list(spec)) {
+    const size_t dot = item.find('.');
+    int64_t l = -1, h = -1;
+    try {
+      if (dot == std::string::npos) throw std::invalid_argument(item);
+      l = std::stoll(item.substr(0, dot));
+      h = std::stoll(item.substr(dot + 1));
+    } catch (const std::exception&) {
+      fail("--heads: '{}' is not LAYER.HEAD (e.g. 0.3)", item);
+    }
+    if (l < 0 || l >= layers || h < 0 || h >= heads)
+      fail("--heads: '{}' is outside the model's {} layers x {} heads", item, layers, heads);
+    out.emplace_back(l, h);
+  }
+  if (out.empty()) fail("--heads: no heads given");
+  return out;
+}
 
 class LrpExplainer : public Explainer {
  public:
   explicit LrpExplainer(LrpKind kind) : kind_(kind) {}
   std::string name() const override {
-    return kind_ == LrpKind::Partial ? "lrp_partial" : kind_ == LrpKind::Full ? "lrp_full" : "transformer_attribution";
+    switch (kind_) {
+      case LrpKind::Partial: return "lrp_partial";
+      case LrpKind::Full: return "lrp_full";
+      case LrpKind::TransformerAttribution: return "transformer_attribution";
+      default: return "mgae";
+    }
   }
   std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
+    HeadSelection select;
+    if (kind_ == LrpKind::Masked) {
+      select.active = true;
+      const std::string heads = param_string(o, "heads", "");
+      if (!heads.empty()) select.heads = parse_heads(heads, clf.model.num_layers(), clf.model.num_heads());
+      select.positional_threshold = param_double(o, "positional_threshold", 0.8);
+      if (!(select.positional_threshold >= 0 && select.positional_threshold <= 1))
+        fail("--positional-threshold: must be in [0, 1] (got {})", select.positional_threshold);
+    }
     std::vector<Explanation> out;
     const size_t chunk = static_cast<size_t>(std::max<int64_t>(o.internal_batch, 1));
     for (size_t s = 0; s < inputs.size(); s += chunk) {
@@ -166,7 +250,7 @@ class LrpExplainer : public Explainer {
       std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
       std::vector<int64_t> tg(targets.begin() + s, targets.begin() + e);
       Batch batch = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());
-      LrpResult r = lrp(clf, batch, tg);
+      LrpResult r = lrp(clf, batch, tg, select);
       torch::Tensor scores;
       if (kind_ == LrpKind::Partial) {
         scores = r.attn_cam.back().clamp_min(0).mean(1).select(1, 0).clone();
@@ -201,8 +285,17 @@ class LrpExplainer : public Explainer {
         for (size_t b = 0; b < part.size(); ++b)
           scores[b][0] = scores[b].slice(0, 0, batch.lengths[b]).min();
       }
-      for (size_t b = 0; b < part.size(); ++b)
+      for (size_t b = 0; b < part.size(); ++b) {
         out.push_back({name(), tg[b], row_scores(scores, b, batch.lengths[b]), nlohmann::json::object()});
+        if (r.kept_heads.defined()) {  // which heads passed relevance down, as "layer.head"
+          nlohmann::json kept = nlohmann::json::array();
+          torch::Tensor k = r.kept_heads.select(1, b).cpu();
+          for (int64_t l = 0; l < k.size(0); ++l)
+            for (int64_t hh = 0; hh < k.size(1); ++hh)
+              if (k[l][hh].item<double>() > 0) kept.push_back(std::to_string(l) + "." + std::to_string(hh));
+          out.back().extras["kept_heads"] = kept;
+        }
+      }
     }
     return out;
   }
@@ -218,5 +311,6 @@ std::unique_ptr<Explainer> make_lrp_full() { return std::make_unique<LrpExplaine
 std::unique_ptr<Explainer> make_transformer_attribution() {
   return std::make_unique<LrpExplainer>(LrpKind::TransformerAttribution);
 }
+std::unique_ptr<Explainer> make_mgae() { return std::make_unique<LrpExplainer>(LrpKind::Masked); }
 
 }  // namespace salient::explain

@@ -21,12 +21,14 @@ std::unique_ptr<Explainer> make_attention_mean_all();
 std::unique_ptr<Explainer> make_attention_mean_last();
 std::unique_ptr<Explainer> make_rollout();
 std::unique_ptr<Explainer> make_attention_gradcam();
+std::unique_ptr<Explainer> make_attention_cam();
 std::unique_ptr<Explainer> make_gae();
 std::unique_ptr<Explainer> make_attcat();
 // lrp_methods.cpp
 std::unique_ptr<Explainer> make_lrp_partial();
 std::unique_ptr<Explainer> make_lrp_full();
 std::unique_ptr<Explainer> make_transformer_attribution();
+std::unique_ptr<Explainer> make_mgae();
 // perturbation_methods.cpp
 std::unique_ptr<Explainer> make_lime();
 std::unique_ptr<Explainer> make_kernel_shap();

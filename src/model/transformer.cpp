@@ -163,6 +163,24 @@ Transformer Transformer::clone() const {
   return copy;
 }
 
+Transformer Transformer::with_position_table(int64_t positions) const {
+  const int64_t learned = config_.max_position_embeddings;
+  if (positions <= config_.position_offset)
+    fail("position table: {} rows leave no positions after the offset {}", positions, config_.position_offset);
+  Transformer copy = clone();
+  copy.config_.max_position_embeddings = positions;
+  torch::NoGradGuard no_grad;
+  torch::Tensor& table = copy.weights_.at("embeddings.position_embeddings.weight");
+  const bool grad = table.requires_grad();
+  // Rows below the offset (RoBERTa's padding positions) are never repeated.
+  const int64_t off = config_.position_offset, period = learned - off;
+  torch::Tensor rows = torch::arange(positions, torch::kLong);
+  rows = torch::where(rows < off, rows, off + (rows - off) % period);
+  table = table.index_select(0, rows.to(table.device())).contiguous().requires_grad_(grad);
+  copy.bind();
+  return copy;
+}
+
 torch::Tensor Transformer::activation(const torch::Tensor& x) const {
   switch (config_.hidden_act) {
     case Activation::GeluExact: return torch::gelu(x);

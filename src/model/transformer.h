@@ -99,6 +99,10 @@ class Transformer {
   void eval() { training_ = false; }
   // A deep copy (independent weights).
   Transformer clone() const;
+  // A deep copy whose position table has `positions` rows (max_position_embeddings). Rows beyond
+  // the learned ones repeat the learned table cyclically, as Longformer initialised its longer
+  // table from RoBERTa's (Beltagy et al. 2020), so fine-tuning starts from sensible statistics.
+  Transformer with_position_table(int64_t positions) const;
 
  private:
   struct LayerWeights {

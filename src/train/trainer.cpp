@@ -131,6 +131,12 @@ TrainResult train_classifier(const TrainOptions& o) {
     lo.seed = o.seed;
     lo.labels = train.label_names;
     clf = load_classifier(o.init_model, lo);
+    const int64_t have = clf.model.config().max_tokens();
+    if (o.extend_positions && o.max_length > have) {
+      clf.model = clf.model.with_position_table(o.max_length + clf.model.config().position_offset);
+      std::fprintf(stderr, "salient: note: position table of %s grown from %lld to %lld tokens\n",
+                   o.init_model.c_str(), (long long)have, (long long)o.max_length);
+    }
   } else {
     if (o.vocab.empty()) fail("--vocab: needed when training from scratch (a vocab.txt or tokenizer directory)");
     clf.tokenizer = load_vocab(o.vocab);

@@ -17,6 +17,7 @@ struct TrainOptions {
   std::string data_dir;              // shared/data
   std::string output_dir;
   std::string init_model;            // fine-tune this model dir; empty = from scratch
+  bool extend_positions = false;     // with init_model: grow its position table to max_length
   std::string vocab;                 // from scratch: a vocab.txt, tokenizer.json or tokenizer dir
   // Architecture when training from scratch.
   std::string model_type = "bert";
