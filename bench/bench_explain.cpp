@@ -4,6 +4,9 @@
 // trapezoid, internal batch 64; LIME: 1000 samples; KernelSHAP: exact up to 10 tokens, else
 // 2d + 2048 samples).
 //   bench_explain [--threads N] [--examples N] [--batch B] [--methods a,b] [MODEL_DIR ...]
+//   bench_explain --bert-base-ig [--threads N] [--length L] [--steps S]
+//     IG on a BERT-base-shaped model (random weights) against its FLOP floor at the measured
+//     sgemm peak: S points × (forward + input-gradient backward), last layer for [CLS] only.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -11,6 +14,7 @@
 #include "bench_common.h"
 #include "data/dataset.h"
 #include "explain/explainer.h"
+#include "text/tokenizer.h"
 #include "util/error.h"
 #include "util/io.h"
 #include "util/memory.h"
@@ -55,6 +59,48 @@ void bench_model(const std::string& dir, const std::vector<std::string>& texts, 
   }
 }
 
+// Multiply-adds of one IG row (one interpolation point) through the encoder: forward plus the
+// backward that computes input gradients only (each matmul's input gradient costs what its
+// forward did; both operands of Q·Kᵀ and A·V need gradients). The last layer runs for [CLS]
+// only (keys and values for every token). Pooler and classifier are negligible and left out.
+double ig_row_macs(const ModelConfig& c, int64_t L) {
+  const double h = c.hidden_size, I = c.intermediate_size, n = c.num_hidden_layers, l = L;
+  const double full_fwd = 4 * l * h * h + 2 * l * h * I + 2 * l * l * h;
+  const double full_bwd = 4 * l * h * h + 2 * l * h * I + 4 * l * l * h;
+  const double last_fwd = 2 * l * h * h + 2 * h * h + 2 * h * I + 2 * l * h;
+  const double last_bwd = 2 * l * h * h + 2 * h * h + 2 * h * I + 4 * l * h;
+  return (n - 1) * (full_fwd + full_bwd) + last_fwd + last_bwd;
+}
+
+void bench_bert_base_ig(int64_t length, int64_t steps) {
+  const double peak = bench::matmul_peak_gflops();
+  nlohmann::json cfg = {{"model_type", "bert"}, {"hidden_size", 768}, {"num_hidden_layers", 12},
+                        {"num_attention_heads", 12}, {"intermediate_size", 3072}, {"vocab_size", 30522},
+                        {"max_position_embeddings", 512}, {"num_labels", 2}};
+  Classifier clf;
+  clf.model = Transformer(ModelConfig::from_json(cfg, "<bench>"), 1);
+  clf.model.eval();
+  clf.tokenizer = WordPieceTokenizer::from_dir(join_path(shared_dir(), "data/bert_base_uncased_tokenizer"));
+  std::vector<int64_t> ids(length), types(length, 0);
+  for (int64_t t = 0; t < length; ++t) ids[t] = 1000 + (t * 7919) % 20000;
+  ids.front() = 101;
+  ids.back() = 102;
+  Encoding enc = clf.encode_ids(ids, types, "bench");
+  auto ig = make_explainer("ig");
+  std::printf("\nBERT-base shape (random weights), %lld tokens, IG %lld steps, sgemm peak %.1f GFLOP/s\n",
+              (long long)length, (long long)steps, peak);
+  std::printf("| --internal-batch (rows/pass) | time s | FLOP floor s | time / floor |\n|---|---|---|---|\n");
+  for (int64_t ib : {64, 8}) {  // 64 = the default, capped at 2048 / length rows per pass (16 at 128)
+    ExplainOptions o;
+    o.params["steps"] = steps;
+    o.internal_batch = ib;
+    const double sec = bench::time_median([&] { (void)ig->explain(clf, {&enc}, {0}, o); }, 1, 1);
+    const double floor_s = 2.0 * steps * ig_row_macs(clf.model.config(), length) / (peak * 1e9);
+    std::printf("| %lld | %.2f | %.2f | %.2f |\n", (long long)ib, sec, floor_s, sec / floor_s);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,17 +108,25 @@ int main(int argc, char** argv) {
     int threads = 0;
     int64_t examples = 32, batch = 8;
     std::vector<std::string> dirs, methods = explainer_names();
+    bool bert_base_ig = false;
+    int64_t length = 128, steps = 50;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
       if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
+      else if (a == "--bert-base-ig") bert_base_ig = true;
+      else if (a == "--length" && i + 1 < argc) length = std::stoll(argv[++i]);
+      else if (a == "--steps" && i + 1 < argc) steps = std::stoll(argv[++i]);
       else if (a == "--examples" && i + 1 < argc) examples = std::stoll(argv[++i]);
       else if (a == "--batch" && i + 1 < argc) batch = std::stoll(argv[++i]);
       else if (a == "--methods" && i + 1 < argc) methods = split_list(argv[++i]);
       else dirs.push_back(a);
     }
     set_threads(threads);
-    return_freed_memory_promptly();
     std::printf("threads %d\n", current_threads());
+    if (bert_base_ig) {
+      bench_bert_base_ig(length, steps);
+      return 0;
+    }
     const std::string shared = shared_dir();
     if (shared.empty()) throw salient::Error("shared directory not found (set SALIENT_SHARED)");
     dirs.insert(dirs.begin(), join_path(shared, "fixtures/reference-bert/model"));

@@ -69,7 +69,6 @@ struct ExplainArgs {
 
 void run_explain(const ExplainArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
-  return_freed_memory_promptly();
   if (a.word_agg != "sum" && a.word_agg != "max") fail("--word-agg: expected sum or max, got '{}'", a.word_agg);
   auto explainer = make_explainer(a.method);  // unknown names fail before the model loads
   const ExplainOptions opts = a.m.options();
@@ -167,7 +166,6 @@ void run_benchmark(const BenchmarkArgs& a) {
   if (a.out.empty()) fail("--out: required");
   if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
-  return_freed_memory_promptly();
   const std::vector<std::string> methods = split_list(a.methods), metrics = split_list(a.metrics);
   if (methods.empty()) fail("--methods: give at least one method");
   if (metrics.empty()) fail("--metrics: give at least one metric");

@@ -18,15 +18,16 @@ int64_t resident_bytes() {
   return got == 2 ? resident * 4096LL : 0;
 }
 
-void return_freed_memory_promptly() {
-  // glibc raises its mmap threshold dynamically up to 32 MiB after frees, after which tensor
-  // buffers are recycled inside the heap and never show up as freed. Pinning it keeps every block
-  // of 256 KiB or more in its own mapping, returned to the OS on free.
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+int64_t allocated_bytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<int64_t>(m.uordblks + m.hblkhd);
+#else
+  return 0;
+#endif
 }
 
-PeakMemorySampler::PeakMemorySampler() : baseline_(resident_bytes()) {
+PeakMemorySampler::PeakMemorySampler() : baseline_(allocated_bytes()) {
   peak_ = baseline_;
   thread_ = std::thread([this] { run(); });
 }
@@ -35,7 +36,7 @@ PeakMemorySampler::~PeakMemorySampler() { stop(); }
 
 void PeakMemorySampler::run() {
   while (running_.load(std::memory_order_relaxed)) {
-    const int64_t now = resident_bytes();
+    const int64_t now = allocated_bytes();
     int64_t seen = peak_.load();
     while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
     }
@@ -45,7 +46,7 @@ void PeakMemorySampler::run() {
 
 double PeakMemorySampler::stop() {
   if (running_.exchange(false) && thread_.joinable()) thread_.join();
-  const int64_t now = resident_bytes();
+  const int64_t now = allocated_bytes();
   int64_t peak = peak_.load();
   if (now > peak) peak = now;
   return static_cast<double>(peak - baseline_) / (1024.0 * 1024.0);

@@ -1,8 +1,9 @@
 #pragma once
-// Peak memory of one piece of work, measured from outside the allocator: a thread samples the
-// process's resident set (VmRSS) every millisecond while the work runs. The kernel's own
-// high-water mark (VmHWM, reset through /proc/self/clear_refs) is not resettable in every
-// container, so it cannot isolate one method in a long-running process; sampling can.
+// Peak memory of one piece of work: a thread samples the bytes the process has allocated from
+// malloc (glibc mallinfo2: heap in use + mmapped blocks, which holds every CPU tensor) every
+// millisecond while the work runs. Neither the kernel's high-water mark (VmHWM: its reset through
+// /proc/self/clear_refs does not work in every container) nor the resident set (freed heap
+// memory stays resident and is reused) can isolate one method in a long-running process.
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -12,15 +13,14 @@ namespace salient {
 // Current resident set size in bytes (0 where /proc is unavailable).
 int64_t resident_bytes();
 
-// Makes freed large blocks go back to the OS at once (fixed mmap threshold), so that the resident
-// set follows live memory and the next measurement does not start from a stale plateau.
-void return_freed_memory_promptly();
+// Bytes currently allocated through malloc (0 where mallinfo2 is unavailable).
+int64_t allocated_bytes();
 
 class PeakMemorySampler {
  public:
   PeakMemorySampler();   // starts sampling
   ~PeakMemorySampler();  // stops
-  // Highest resident set seen since construction, minus the resident set at construction, in MiB.
+  // Most bytes allocated at any sample since construction, minus those at construction, in MiB.
   double stop();
 
  private:
