@@ -9,11 +9,13 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <zlib.h>
 
 #include "data/dataset.h"
 #include "data/idx.h"
 #include "test_util.h"
+#include "util/memory.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -636,4 +638,27 @@ TEST(Idx, FashionMnist) {
   for (uint8_t l : test_labels) ++counts.at(l);
   EXPECT_EQ(counts, std::vector<size_t>(10, 1000));  // balanced classes
   EXPECT_EQ(salient::read_idx_images(salient::join_path(dir, "t10k-images-idx3-ubyte.gz")).count, 10000);
+}
+
+TEST(Memory, SamplerSeesLiveAndFreedAllocations) {
+  // Held until stop(): read at stop, no timing involved.
+  {
+    salient::PeakMemorySampler sampler;
+    std::vector<char> held(64 << 20, 1);
+    const double mib = sampler.stop();
+    EXPECT_GE(mib, 63.0);
+    EXPECT_LT(mib, 80.0);
+  }
+  // Allocated and freed inside the window: seen by the 1 ms sampling thread.
+  {
+    salient::PeakMemorySampler sampler;
+    {
+      std::vector<char> transient(32 << 20, 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const double mib = sampler.stop();
+    EXPECT_GE(mib, 31.0);
+  }
+  salient::PeakMemorySampler idle;
+  EXPECT_LT(idle.stop(), 1.0);
 }

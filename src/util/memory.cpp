@@ -3,20 +3,8 @@
 #include <malloc.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 
 namespace salient {
-
-int64_t resident_bytes() {
-  // statm's second field is the resident page count; cheaper to parse than status.
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  long long size = 0, resident = 0;
-  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
-  std::fclose(f);
-  return got == 2 ? resident * 4096LL : 0;
-}
 
 int64_t allocated_bytes() {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))

@@ -10,9 +10,6 @@
 
 namespace salient {
 
-// Current resident set size in bytes (0 where /proc is unavailable).
-int64_t resident_bytes();
-
 // Bytes currently allocated through malloc (0 where mallinfo2 is unavailable).
 int64_t allocated_bytes();
 
