@@ -136,6 +136,9 @@ std::string fmt_cell(const Cell& c, size_t metric, bool with_std) {
 struct Variant {
   std::string name, what;
   ExpNetTrainOptions options;
+  // When set: train each candidate and keep the one with the lowest loss on the source tasks'
+  // validation split (model selection that never looks at the held-out task).
+  std::vector<std::pair<std::string, ExpNetTrainOptions>> candidates;
 };
 
 std::vector<Variant> ablation_variants(const ExpNetTrainOptions& base) {
@@ -177,10 +180,19 @@ std::vector<Variant> ablation_variants(const ExpNetTrainOptions& base) {
   add("mlp:16", "MLP hidden [16]", [](ExpNetTrainOptions& o) { o.model.hidden = {16}; });
   add("mlp:64-32", "MLP hidden [64, 32]", [](ExpNetTrainOptions& o) { o.model.hidden = {64, 32}; });
   add("mlp:256-128", "MLP hidden [256, 128]", [](ExpNetTrainOptions& o) { o.model.hidden = {256, 128}; });
+  {
+    Variant sel{"select:features", "features chosen per fold and seed by source validation loss among main, "
+                                   "cls_to_token, token_to_cls, all_layers, all_layers+stats", base, {}};
+    for (const auto& x : v)
+      if (x.name == "main" || x.name == "feat:cls_to_token" || x.name == "feat:token_to_cls" ||
+          x.name == "feat:all_layers" || x.name == "feat:all_layers+stats")
+        sel.candidates.emplace_back(x.name, x.options);
+    v.push_back(std::move(sel));
+  }
   // Drop variants identical to the main one (e.g. loss:focal when focal is the default).
   std::vector<Variant> out;
   for (auto& x : v) {
-    bool same = x.name != "main" && x.options.loss == base.loss && x.options.filter_correct == base.filter_correct &&
+    bool same = x.name != "main" && x.candidates.empty() && x.options.loss == base.loss && x.options.filter_correct == base.filter_correct &&
                 x.options.model.hidden == base.model.hidden && x.options.model.features.to_json() == base.model.features.to_json();
     if (!same) out.push_back(std::move(x));
   }
@@ -235,7 +247,8 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   }
 
   // ---- ExpNet leave-one-task-out, for the main configuration and (optionally) the ablation
-  auto loto = [&](const ExpNetTrainOptions& base, bool save, std::map<std::string, Cell>& cells) {
+  auto loto = [&](const ExpNetTrainOptions& base, bool save, std::map<std::string, Cell>& cells,
+                  const std::vector<std::pair<std::string, ExpNetTrainOptions>>& candidates = {}) {
     for (size_t h = 0; h < tasks.size(); ++h) {
       std::vector<const TaskSplit*> tr, va;
       for (size_t s = 0; s < tasks.size(); ++s)
@@ -245,7 +258,18 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
       for (uint64_t seed : o.seeds) {
         ExpNetTrainOptions opt = base;
         opt.seed = seed;
-        ExpNetTrainResult res = train_expnet(tr, va, opt);
+        std::string selected;
+        ExpNetTrainResult res;
+        if (candidates.empty()) {
+          res = train_expnet(tr, va, opt);
+        } else {
+          for (const auto& [name, cand] : candidates) {
+            ExpNetTrainOptions c = cand;
+            c.seed = seed;
+            ExpNetTrainResult r = train_expnet(tr, va, c);
+            if (selected.empty() || r.best_val_loss < res.best_val_loss) res = std::move(r), selected = name;
+          }
+        }
         res.model.check_compatible(tasks[h].clf, tasks[h].spec.model_dir);
         std::vector<std::vector<double>> scores;
         for (const auto& ex : tasks[h].test.examples) scores.push_back(res.model.explain(tasks[h].clf, ex.enc, ex.raw));
@@ -254,6 +278,7 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
                         {"train_tokens", res.train_tokens}, {"train_positive", res.train_positive},
                         {"train_examples", res.train_examples}, {"filtered_out", res.filtered_out},
                         {"f1_threshold", rows.back().f1_threshold}, {"f1_top_k", rows.back().f1_top_k}});
+        if (!selected.empty()) runs.back()["selected"] = selected;
         if (save && seed == o.seeds.front()) res.model.save(join_path(o.out_dir, "expnet-heldout-" + tasks[h].spec.name));
       }
       Cell c = aggregate(rows);
@@ -349,7 +374,7 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
       std::fprintf(stderr, "salient: expnet: ablation %s\n", v.name.c_str());
       std::map<std::string, Cell> cells;
       if (v.name == "main") cells = table["expnet"];
-      else loto(v.options, false, cells);
+      else loto(v.options, false, cells, v.candidates);
       ablation.emplace_back(std::move(v), std::move(cells));
     }
   }
