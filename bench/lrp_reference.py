@@ -28,6 +28,11 @@ rel = max|salient - ref| / max|ref|, worst case printed:
                           for a single unpadded input is the same; also printed with it included)
   mgae with --heads = every head, vs the same generate_LRP map.
 salient runs with --output logit --batch-size 1.
+
+--f32-embeddings feeds the reference the embedding output computed in float32 and then widened, as
+salient's lrp() once did. The LRP rules divide by pre-activations that can be near 0, so float32
+rounding of the embeddings alone moved the maps by up to ~1e-3 relative; salient now sums and
+normalises the embeddings in float64, and this option is kept to show that effect.
 """
 import argparse
 import json
@@ -143,7 +148,7 @@ def load_safetensors(path):
     return out
 
 
-def load_reference(chefer_dir, shim_dir, model_dir):
+def load_reference(chefer_dir, shim_dir, model_dir, f32_embeddings=False):
     sys.path.insert(0, shim_dir)
     sys.path.insert(0, chefer_dir)
     # BertForSequenceClassification.py imports PaddedSequence (for a wrapper not used here); the real
@@ -164,6 +169,7 @@ def load_reference(chefer_dir, shim_dir, model_dir):
 
         def forward(self, input_ids=None, attention_mask=None, **kw):
             kw.setdefault("token_type_ids", self.token_type_ids)
+            self.last_input_ids = input_ids
             return super().forward(input_ids=input_ids, attention_mask=attention_mask, **kw)
 
     with open(os.path.join(model_dir, "config.json")) as f:
@@ -175,6 +181,18 @@ def load_reference(chefer_dir, shim_dir, model_dir):
     if missing or unexpected:
         sys.exit(f"weights do not match the reference model: missing {missing}, unexpected {unexpected}")
     model.eval()
+    if f32_embeddings:
+        emb = {k[len("bert.embeddings."):]: v.float() for k, v in state.items() if k.startswith("bert.embeddings.")}
+
+        def embed_f32(module, inputs, output):
+            ids, tt = model.last_input_ids, model.token_type_ids
+            x = emb["word_embeddings.weight"][ids] + emb["position_embeddings.weight"][:ids.shape[1]][None]
+            x = x + emb["token_type_embeddings.weight"][tt]
+            x = torch.nn.functional.layer_norm(x, (x.shape[-1],), emb["LayerNorm.weight"], emb["LayerNorm.bias"],
+                                               config.layer_norm_eps)
+            return x.to(output.dtype)
+
+        model.bert.embeddings.register_forward_hook(embed_f32)
     return model, Generator(model), config
 
 
@@ -203,6 +221,8 @@ def main():
     ap.add_argument("cases")
     ap.add_argument("-n", type=int, default=0, help="first N cases (default all)")
     ap.add_argument("--salient", default=os.path.join(here, "..", "build", "salient"))
+    ap.add_argument("--f32-embeddings", action="store_true",
+                    help="give the reference float32 embeddings, as salient (see above)")
     ap.add_argument("--verbose", action="store_true", help="print the per-case errors")
     args = ap.parse_args()
     chefer = os.environ.get("CHEFER_DIR")
@@ -212,7 +232,7 @@ def main():
 
     shim_dir = os.environ.get("TRANSFORMERS_SHIM") or tempfile.mkdtemp(prefix="transformers_shim_")
     write_shim(shim_dir)
-    model, gen, config = load_reference(chefer, shim_dir, args.model_dir)
+    model, gen, config = load_reference(chefer, shim_dir, args.model_dir, args.f32_embeddings)
 
     with open(args.cases) as f:
         cases = [json.loads(line) for line in f if line.strip()]
@@ -229,16 +249,17 @@ def main():
 
     worst = {k: (0.0, -1) for k in ["lrp_partial", "lrp_full", "transformer_attribution",
                                     "transformer_attribution_with_cls", "mgae", "mgae_vs_ta_salient"]}
-    pred_disagree = 0
+    pred_disagree, logit_err = 0, 0.0
     for i, c in enumerate(cases):
         ids = torch.tensor([c["input_ids"]])
         mask = torch.ones_like(ids)
         model.token_type_ids = torch.tensor([c["token_type_ids"]])
         target = sal["lrp_partial"][i]["target"]
         assert all(sal[m][i]["target"] == target for m in sal)
-        with torch.no_grad():
-            logits = model(input_ids=ids, attention_mask=mask)[0]
+        logits = model(input_ids=ids, attention_mask=mask)[0].detach()  # (it hooks attention grads)
         pred_disagree += int(logits.argmax(-1).item() != target)
+        if "logits" in c:  # the fixture's own logits: checks the weights were loaded right
+            logit_err = max(logit_err, float((logits[0] - torch.tensor(c["logits"], dtype=logits.dtype)).abs().max()))
         ref = {
             "lrp_partial": gen.generate_LRP_last_layer(ids, mask, index=target)[0],
             "lrp_full": gen.generate_full_lrp(ids, mask, index=target)[0],
@@ -260,7 +281,8 @@ def main():
             if v > worst[k][0] or worst[k][1] < 0:
                 worst[k] = (v, i)
 
-    print(f"cases: {len(cases)}; reference argmax != salient target: {pred_disagree}")
+    print(f"cases: {len(cases)}; reference argmax != salient target: {pred_disagree}; "
+          f"max |reference logits - cases' logits|: {logit_err:.1e}")
     print("max relative error (max|salient-ref| / max|ref| per case, worst case):")
     for k, (v, i) in worst.items():
         print(f"  {k:34s} {v:.3e}  (case {i})")

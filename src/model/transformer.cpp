@@ -1,5 +1,9 @@
 #include "model/transformer.h"
 
+#ifdef SALIENT_CBLAS
+#include <cblas.h>
+#endif
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <cmath>
 
@@ -60,6 +64,93 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     fail("unsupported model_type '{}'", c.model_type);
   }
   return s;
+}
+
+// ---- batched matmul ----
+namespace {
+
+#ifdef SALIENT_CBLAS
+// One operand as [batch, rows, cols] that CBLAS can read without a copy when possible.
+struct BlasOperand {
+  torch::Tensor t;
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+BlasOperand blas_operand(const torch::Tensor& x) {
+  const int64_t r = x.size(-2), c = x.size(-1);
+  torch::Tensor y = x.reshape({-1, r, c});
+  if (r > 1 && c > 1) {
+    if (y.stride(2) == 1 && y.stride(1) >= c) return {y, false, y.stride(1)};
+    if (y.stride(1) == 1 && y.stride(2) >= r) return {y, true, y.stride(2)};
+  }
+  y = y.contiguous();
+  return {y, false, std::max<int64_t>(c, 1)};
+}
+
+template <typename T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc) {
+  const CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, A, B, M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, A, B, M, N, K, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+torch::Tensor blas_bmm(const torch::Tensor& a, const torch::Tensor& b) {
+  BlasOperand A = blas_operand(a), B = blas_operand(b);
+  const int64_t batch = A.t.size(0), M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 2);
+  shape.push_back(M);
+  shape.push_back(N);
+  torch::Tensor out = torch::empty({batch, M, N}, a.options());
+  if (M == 0 || N == 0) return out.view(shape);
+  if (K == 0) return out.zero_().view(shape);
+  AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "batched_matmul", [&] {
+    const scalar_t* ap = A.t.data_ptr<scalar_t>();
+    const scalar_t* bp = B.t.data_ptr<scalar_t>();
+    scalar_t* cp = out.data_ptr<scalar_t>();
+    const int64_t sa = A.t.stride(0), sb = B.t.stride(0);
+    // Enough matrices per task that a thread's share is worth waking it for.
+    const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, M * N * K));
+    at::parallel_for(0, batch, grain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i)
+        gemm<scalar_t>(A.trans, B.trans, M, N, K, ap + i * sa, A.ld, bp + i * sb, B.ld, cp + i * M * N, N);
+    });
+  });
+  return out.view(shape);
+}
+
+class BatchedMatmulFn : public torch::autograd::Function<BatchedMatmulFn> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& a, const torch::Tensor& b) {
+    ctx->save_for_backward({a, b});
+    return blas_bmm(a, b);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const torch::Tensor &a = saved[0], &b = saved[1], &g = grads[0];
+    torch::Tensor ga, gb;
+    if (ctx->needs_input_grad(0)) ga = batched_matmul(g, b.transpose(-1, -2));
+    if (ctx->needs_input_grad(1)) gb = batched_matmul(a.transpose(-1, -2), g);
+    return {ga, gb};
+  }
+};
+#endif
+
+}  // namespace
+
+torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b) {
+#ifdef SALIENT_CBLAS
+  bool ok = a.device().is_cpu() && b.device().is_cpu() && a.scalar_type() == b.scalar_type() &&
+            (a.scalar_type() == torch::kFloat32 || a.scalar_type() == torch::kFloat64) && a.dim() >= 3 &&
+            a.dim() == b.dim() && a.size(-1) == b.size(-2);
+  for (int64_t d = 0; ok && d < a.dim() - 2; ++d) ok = a.size(d) == b.size(d);
+  static const bool off = std::getenv("SALIENT_ATEN_BMM") != nullptr;  // A/B switch for bench
+  if (ok && !off) return BatchedMatmulFn::apply(a, b);
+#endif
+  return torch::matmul(a, b);
 }
 
 Transformer::Transformer(ModelConfig config, uint64_t seed) : config_(std::move(config)) {
@@ -243,7 +334,7 @@ QKV Transformer::project_qkv(int64_t layer, const torch::Tensor& hidden) const {
 
 torch::Tensor Transformer::attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const {
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
-  return torch::matmul(qkv.q, qkv.k.transpose(-1, -2)) * scale + ext_mask;
+  return batched_matmul(qkv.q, qkv.k.transpose(-1, -2)) * scale + ext_mask;
 }
 
 torch::Tensor Transformer::finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
@@ -252,7 +343,7 @@ torch::Tensor Transformer::finish_layer(int64_t layer, const torch::Tensor& hidd
   const int64_t Hd = config_.hidden_size;
   // probs may carry a leading batch larger than hidden's (e.g. m integration points sharing one
   // input); broadcasting in matmul and the residual handles it.
-  torch::Tensor ctx = torch::matmul(probs, v);  // [B', H, L, D]
+  torch::Tensor ctx = batched_matmul(probs, v);  // [B', H, L, D] (broadcast B' falls back to torch::matmul)
   const int64_t B = ctx.size(0), L = ctx.size(2);
   ctx = ctx.transpose(1, 2).reshape({B, L, Hd});
   torch::Tensor attn_out = dropout(torch::linear(ctx, l.o_w, l.o_b), config_.hidden_dropout_prob);

@@ -14,6 +14,12 @@
 
 namespace salient {
 
+// A @ B for [..., M, K] × [..., K, N] with identical leading dimensions: on CPU (float32/64) one
+// CBLAS gemm per matrix, spread over the intra-op threads; differentiable to any order. Other
+// cases (broadcast leading dims, CUDA, other dtypes) are torch::matmul. Attention's QKᵀ and A·V
+// are hundreds of small matrices per batch, where ATen's bmm costs ~3x more (docs/PERFORMANCE.md).
+torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b);
+
 // Per-layer interventions on the attention probabilities, applied in this order:
 // override (replace softmax output) → scale (multiply) → head_mask (multiply per head).
 // Undefined tensors are not applied.
