@@ -306,6 +306,27 @@ TEST(Explain, FaithfulnessOnTheModel) {
   EXPECT_NEAR(r.deletion_curve.front(), r.full, 1e-6);
 }
 
+TEST(Explain, ScoringRepeatedSequencesOnceGivesTheSameValues) {
+  // score_sequences scores each distinct (sequence, target) once; repeats, other targets and
+  // sequences that differ only in their type ids must still get their own values.
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  TokenSequence a = to_sequence(clf.encode("a charming journey"));
+  TokenSequence b = to_sequence(clf.encode("a dull and tedious film"));
+  TokenSequence a_types = a;
+  for (auto& t : a_types.type_ids) t = 1;
+  std::vector<TokenSequence> seqs = {a, b, a, a_types, a, b};
+  std::vector<int64_t> targets = {0, 0, 1, 0, 0, 0};
+  std::vector<double> all = score_sequences(clf, seqs, targets, ModelOutput::Logit, 2);
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const double alone = score_sequences(clf, {seqs[i]}, {targets[i]}, ModelOutput::Logit, 1)[0];
+    EXPECT_NEAR(all[i], alone, 1e-5) << i;
+  }
+  EXPECT_DOUBLE_EQ(all[0], all[4]);
+  EXPECT_NE(all[0], all[2]);  // other target
+  EXPECT_NE(all[0], all[3]);  // other type ids
+}
+
 TEST(Explain, Errors) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();

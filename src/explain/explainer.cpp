@@ -39,7 +39,7 @@ const std::vector<ExplainerInfo>& explainer_registry() {
       {"lrp_full", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
        make_lrp_full},
       {"transformer_attribution", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out", make_transformer_attribution},
-      {"mgae", "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through positional heads",
+      {"mgae", "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through kept heads (positional, or --heads)",
        make_mgae},
       {"lime", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)", make_lime},
       {"kernel_shap", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
@@ -116,7 +116,9 @@ std::vector<double> score_sequences(const Classifier& clf, const std::vector<Tok
     std::unordered_map<std::string, size_t> seen;
     std::string key;
     for (size_t i = 0; i < seqs.size(); ++i) {
-      key.assign(reinterpret_cast<const char*>(seqs[i].ids.data()), seqs[i].ids.size() * sizeof(int64_t));
+      const uint64_t n = seqs[i].ids.size();  // length first, so ids and type ids cannot run into each other
+      key.assign(reinterpret_cast<const char*>(&n), sizeof(n));
+      key.append(reinterpret_cast<const char*>(seqs[i].ids.data()), seqs[i].ids.size() * sizeof(int64_t));
       key.append(reinterpret_cast<const char*>(seqs[i].type_ids.data()), seqs[i].type_ids.size() * sizeof(int64_t));
       key.append(reinterpret_cast<const char*>(&targets[i]), sizeof(int64_t));
       auto [it, fresh] = seen.emplace(key, uniques.size());
