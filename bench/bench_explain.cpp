@@ -3,10 +3,12 @@
 // fixture's cases when the shared data is missing). Default method settings (IG: 50 steps,
 // trapezoid, internal batch 64; LIME: 1000 samples; KernelSHAP: exact up to 10 tokens, else
 // 2d + 2048 samples).
-//   bench_explain [--threads N] [--examples N] [--batch B] [--methods a,b] [MODEL_DIR ...]
+//   bench_explain [--threads N] [--examples N] [--batch B] [--methods a,b] [--ig-impl fused|autograd|plain]
+//                 [--repeats N] [MODEL_DIR ...]
 //   bench_explain --bert-base-ig [--threads N] [--length L] [--steps S]
 //     IG on a BERT-base-shaped model (random weights) against its FLOP floor at the measured
 //     sgemm peak: S points × (forward + input-gradient backward), last layer for [CLS] only.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -25,7 +27,7 @@ using namespace salient;
 namespace {
 
 void bench_model(const std::string& dir, const std::vector<std::string>& texts, int64_t batch,
-                 const std::vector<std::string>& methods) {
+                 const std::vector<std::string>& methods, const std::string& ig_impl, int repeats) {
   Classifier clf = load_classifier(dir);
   std::vector<Encoding> encs;
   double mean_len = 0;
@@ -37,10 +39,11 @@ void bench_model(const std::string& dir, const std::vector<std::string>& texts, 
   std::printf("\n%s: hidden %lld, %lld layers, %lld heads; %zu examples, mean %.1f tokens, batch %lld\n", dir.c_str(),
               (long long)c.hidden_size, (long long)c.num_hidden_layers, (long long)c.num_attention_heads, encs.size(),
               mean_len, (long long)batch);
-  std::printf("| method | ms / example | peak MiB |\n|---|---|---|\n");
+  std::printf("| method | ms / example (median of %d) | min | peak MiB |\n|---|---|---|---|\n", repeats);
   for (const auto& name : methods) {
     auto ex = make_explainer(name);
     ExplainOptions o;
+    if (name == "ig" && !ig_impl.empty()) o.params["impl"] = ig_impl;
     auto run_all = [&] {
       for (size_t s = 0; s < encs.size(); s += batch) {
         std::vector<const Encoding*> chunk;
@@ -53,8 +56,11 @@ void bench_model(const std::string& dir, const std::vector<std::string>& texts, 
     PeakMemorySampler sampler;
     run_all();
     const double peak_mib = sampler.stop();
-    const double sec = bench::time_median(run_all, 3, 0);
-    std::printf("| %s | %.2f | %.1f |\n", name.c_str(), 1000.0 * sec / double(encs.size()), peak_mib);
+    std::vector<double> secs;
+    for (int r = 0; r < repeats; ++r) secs.push_back(bench::time_median(run_all, 1, 0));
+    std::sort(secs.begin(), secs.end());
+    const double per = 1000.0 / double(encs.size());
+    std::printf("| %s | %.2f | %.2f | %.1f |\n", name.c_str(), per * secs[secs.size() / 2], per * secs.front(), peak_mib);
     std::fflush(stdout);
   }
 }
@@ -110,6 +116,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> dirs, methods = explainer_names();
     bool bert_base_ig = false;
     int64_t length = 128, steps = 50;
+    std::string ig_impl;  // --ig-impl fused|autograd|plain: IG's implementation, for A/B runs
+    int repeats = 3;      // timed passes per method
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
       if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
@@ -119,6 +127,8 @@ int main(int argc, char** argv) {
       else if (a == "--examples" && i + 1 < argc) examples = std::stoll(argv[++i]);
       else if (a == "--batch" && i + 1 < argc) batch = std::stoll(argv[++i]);
       else if (a == "--methods" && i + 1 < argc) methods = split_list(argv[++i]);
+      else if (a == "--ig-impl" && i + 1 < argc) ig_impl = argv[++i];
+      else if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::stoi(argv[++i]));
       else dirs.push_back(a);
     }
     set_threads(threads);
@@ -134,7 +144,7 @@ int main(int argc, char** argv) {
     Dataset d = load_dataset("sst2:dev", join_path(shared, "data"));
     for (size_t i = 0; i < d.records.size() && static_cast<int64_t>(texts.size()) < examples; ++i)
       texts.push_back(d.records[i].text);
-    for (const auto& dir : dirs) bench_model(dir, texts, batch, methods);
+    for (const auto& dir : dirs) bench_model(dir, texts, batch, methods, ig_impl, repeats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_explain: error: %s\n", e.what());
     return 1;

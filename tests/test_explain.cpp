@@ -139,6 +139,85 @@ TEST(Explain, IgCompleteness) {
   }
 }
 
+// IG's three implementations (fused CPU path, closed-form first layer under autograd, textbook
+// gradient at every point) on every model family and layout the fused path special-cases: several
+// layers, one layer (the embedding feeds the [CLS]-only layer), ELECTRA's embedding projection,
+// RoBERTa positions, tanh-GELU and ReLU; float64 for tight agreement; rules with and without the
+// end points (the delta then needs its own forward pass); chunks cut across examples.
+TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  struct Case {
+    std::string type, act;
+    int layers;
+  };
+  for (const Case& c : {Case{"bert", "gelu", 3}, Case{"bert", "gelu_new", 1}, Case{"roberta", "gelu", 2},
+                        Case{"electra", "relu", 2}, Case{"distilbert", "gelu", 2}}) {
+    Classifier clf;
+    clf.tokenizer = reference_model().tokenizer;
+    nlohmann::json cfg = {{"model_type", c.type}, {"vocab_size", clf.tokenizer.vocab_size()},
+                          {"max_position_embeddings", 40}, {"id2label", {{"0", "a"}, {"1", "b"}, {"2", "c"}}}};
+    if (c.type == "distilbert") {
+      cfg.update({{"dim", 16}, {"n_layers", c.layers}, {"n_heads", 2}, {"hidden_dim", 24}, {"activation", c.act}});
+    } else {
+      cfg.update({{"hidden_size", 16}, {"num_hidden_layers", c.layers}, {"num_attention_heads", 4},
+                  {"intermediate_size", 24}, {"hidden_act", c.act}, {"type_vocab_size", c.type == "roberta" ? 1 : 2}});
+      if (c.type == "electra") cfg["embedding_size"] = 8;
+      if (c.type == "roberta") cfg["pad_token_id"] = 1;
+    }
+    // Weights larger than the 0.02 initialisation so that attention and the head are far from uniform.
+    clf.model = Transformer(ModelConfig::from_json(cfg, c.type + "/config.json"), 11);
+    std::map<std::string, torch::Tensor> w;
+    for (const auto& [name, t] : clf.model.weights())
+      w[name] = (name.find("LayerNorm") == std::string::npos ? t * 20 : t).detach().to(torch::kFloat64);
+    clf.model.set_weights(w);
+    Inputs in;
+    for (const std::string text : {"a gripping, funny and humane film", "dull", "it is not as bad as you think"})
+      in.encs.push_back(clf.encode(text));
+    const std::vector<int64_t> targets{0, 2, 1};
+    for (const std::string rule : {"riemann_trapezoid", "gausslegendre"}) {
+      std::map<std::string, std::vector<Explanation>> by_impl;
+      for (const std::string impl : {"fused", "autograd", "plain"}) {
+        ExplainOptions o;
+        o.internal_batch = 7;
+        o.params = {{"steps", 6}, {"rule", rule}, {"impl", impl}};
+        by_impl[impl] = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+      }
+      for (size_t i = 0; i < in.encs.size(); ++i) {
+        const auto& ref = by_impl["plain"][i];
+        double scale = 0;
+        for (double v : ref.scores) scale += std::abs(v);
+        ASSERT_GT(scale, 1e-6) << c.type;
+        for (const std::string impl : {"fused", "autograd"}) {
+          const auto& e = by_impl[impl][i];
+          EXPECT_LT(rel_err(e.scores, ref.scores), 1e-9) << c.type << " " << c.layers << " " << rule << " " << impl;
+          EXPECT_NEAR(e.extras["delta"].get<double>(), ref.extras["delta"].get<double>(), 1e-9 * scale)
+              << c.type << " " << rule << " " << impl;
+        }
+      }
+    }
+  }
+}
+
+// The fused path runs whole chunks on separate threads and sums them in a fixed order: two
+// threads give the same attributions as one.
+TEST(Explain, IgSameResultOnOneAndTwoThreads) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  auto cases = load_cases();
+  cases.resize(6);
+  Inputs in = case_inputs(clf, cases);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  ExplainOptions o;
+  o.internal_batch = 16;  // several chunks
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  auto one = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+  at::set_num_threads(2);
+  auto two = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+  at::set_num_threads(before);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_LT(rel_err(one[i].scores, two[i].scores), 1e-6);
+}
+
 TEST(Explain, WordScores) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
@@ -339,6 +418,8 @@ TEST(Explain, Errors) {
   EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--baseline"), std::string::npos);
   o.params = {{"steps", "many"}};
   EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--steps"), std::string::npos);
+  o.params = {{"impl", "fast"}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--impl"), std::string::npos);
   o.params = nlohmann::json::object();
   EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {5}, o); }).find("--target"), std::string::npos);
   EXPECT_NE(error_of([] { parse_model_output("proba"); }).find("--output"), std::string::npos);

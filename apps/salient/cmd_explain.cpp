@@ -23,7 +23,7 @@ namespace {
 // Method options shared by both commands; only those given on the command line are passed on.
 struct MethodArgs {
   int64_t steps = 0, samples = 0, start_layer = -1, internal_batch = 64;
-  std::string rule, baseline, removal, heads, output = "prob";
+  std::string rule, baseline, impl, removal, heads, output = "prob";
   double positional_threshold = -1;
   uint64_t seed = 0;
 
@@ -31,6 +31,7 @@ struct MethodArgs {
     cmd->add_option("--steps", steps, "ig: integration points (default 50)");
     cmd->add_option("--rule", rule, "ig: riemann_left | riemann_right | riemann_middle | riemann_trapezoid | gausslegendre");
     cmd->add_option("--baseline", baseline, "ig: pad (keeps [CLS]/[SEP]) | zeros | mask");
+    cmd->add_option("--impl", impl, "ig: fused (CPU default) | autograd | plain — same values, for A/B timing");
     cmd->add_option("--samples", samples, "lime / kernel_shap: perturbations per input");
     cmd->add_option("--removal", removal, "occlusion / lime / kernel_shap / faithfulness: mask | delete");
     cmd->add_option("--start-layer", start_layer, "rollout: first layer rolled out (default 0)");
@@ -52,6 +53,7 @@ struct MethodArgs {
     if (start_layer >= 0) o.params["start_layer"] = start_layer;
     if (!rule.empty()) o.params["rule"] = rule;
     if (!baseline.empty()) o.params["baseline"] = baseline;
+    if (!impl.empty()) o.params["impl"] = impl;
     if (!removal.empty()) o.params["removal"] = removal;
     if (!heads.empty()) o.params["heads"] = heads;
     if (positional_threshold >= 0) o.params["positional_threshold"] = positional_threshold;

@@ -169,10 +169,7 @@ torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const t
   torch::Tensor ext = m.extended_mask(mask, B, L);
   torch::Tensor h = m.embed(ids, types, mask, inputs_embeds);
   for (int64_t i = 0; i < last; ++i) h = m.layer_forward(i, h, ext);
-  QKV qkv = m.project_qkv(last, h);
-  qkv.q = qkv.q.slice(2, 0, 1);
-  torch::Tensor probs = torch::softmax(m.attention_scores(qkv, ext), -1);  // [B, H, 1, L]
-  return m.classify(m.finish_layer(last, h.slice(1, 0, 1), probs, qkv.v));
+  return m.classify(m.first_token_layer(last, h, ext));
 }
 
 torch::Tensor target_output(const torch::Tensor& logits, const torch::Tensor& targets, ModelOutput output) {

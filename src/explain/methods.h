@@ -34,9 +34,9 @@ std::unique_ptr<Explainer> make_lime();
 std::unique_ptr<Explainer> make_kernel_shap();
 
 // Logits without the work the classifier never reads: the head sees only the last layer's [CLS]
-// state, so the last layer computes its attention output and feed-forward for [CLS] alone (keys
-// and values still come from every token). Same values as Transformer::forward; about 1.6x less
-// work for a 2-layer model. Used by IG, saliency, gradient × input and all perturbation scoring.
+// state, so the last layer runs for [CLS] alone (Transformer::first_token_layer, which never forms
+// keys and values). Same values as Transformer::forward up to rounding; about 2x less work for a
+// 2-layer model. Used by IG, saliency, gradient × input and all perturbation scoring.
 torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const torch::Tensor& types,
                          const torch::Tensor& mask, const torch::Tensor& inputs_embeds = {});
 

@@ -1,4 +1,5 @@
 #include "model/transformer.h"
+#include "model/gemm.h"
 
 #ifdef SALIENT_CBLAS
 #include <cblas.h>
@@ -140,6 +141,43 @@ class BatchedMatmulFn : public torch::autograd::Function<BatchedMatmulFn> {
 #endif
 
 }  // namespace
+
+template <typename T>
+void gemm_grid(bool ta, bool tb, int64_t n1, int64_t n2, int64_t M, int64_t N, int64_t K, GridOperand<const T> a,
+               GridOperand<const T> b, GridOperand<T> c, bool accumulate) {
+  if (n1 <= 0 || n2 <= 0 || M <= 0 || N <= 0) return;
+  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, M * N * K));
+  at::parallel_for(0, n1 * n2, grain, [&](int64_t s, int64_t e) {
+    for (int64_t t = s; t < e; ++t) {
+      const int64_t i = t / n2, j = t % n2;
+      const T* ap = a.base + i * a.s1 + j * a.s2;
+      const T* bp = b.base + i * b.s1 + j * b.s2;
+      T* cp = c.base + i * c.s1 + j * c.s2;
+#ifdef SALIENT_CBLAS
+      const CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
+      if constexpr (std::is_same_v<T, float>)
+        cblas_sgemm(CblasRowMajor, A, B, M, N, K, 1.0f, ap, a.ld, bp, b.ld, accumulate ? 1.0f : 0.0f, cp, c.ld);
+      else
+        cblas_dgemm(CblasRowMajor, A, B, M, N, K, 1.0, ap, a.ld, bp, b.ld, accumulate ? 1.0 : 0.0, cp, c.ld);
+#else
+      const auto dt = std::is_same_v<T, float> ? torch::kFloat32 : torch::kFloat64;
+      auto view = [&](const T* p, int64_t rows, int64_t cols, int64_t ld) {
+        return torch::from_blob(const_cast<T*>(p), {rows, cols}, {ld, 1}, torch::dtype(dt));
+      };
+      torch::Tensor x = ta ? view(ap, K, M, a.ld).t() : view(ap, M, K, a.ld);
+      torch::Tensor y = tb ? view(bp, N, K, b.ld).t() : view(bp, K, N, b.ld);
+      torch::Tensor z = view(cp, M, N, c.ld);
+      if (accumulate) z.add_(torch::mm(x, y));
+      else z.copy_(torch::mm(x, y));
+#endif
+    }
+  });
+}
+
+template void gemm_grid<float>(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, GridOperand<const float>,
+                               GridOperand<const float>, GridOperand<float>, bool);
+template void gemm_grid<double>(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, GridOperand<const double>,
+                                GridOperand<const double>, GridOperand<double>, bool);
 
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b) {
 #ifdef SALIENT_CBLAS
@@ -289,27 +327,31 @@ torch::Tensor Transformer::word_embeddings(const torch::Tensor& input_ids) const
   return torch::embedding(w("embeddings.word_embeddings.weight"), input_ids);
 }
 
-torch::Tensor Transformer::embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
-                                 const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds) const {
-  torch::Tensor x = inputs_embeds.defined() ? inputs_embeds : word_embeddings(input_ids);
-  const int64_t B = x.size(0), L = x.size(1);
-  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(x.device());
+torch::Tensor Transformer::embedding_offsets(const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask,
+                                             int64_t B, int64_t L) const {
+  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(device());
   if (L > config_.max_tokens())
     fail("input has {} tokens but the model allows at most {}", L, config_.max_tokens());
   torch::Tensor positions;
   if (config_.model_type == "roberta") {
     // RoBERTa numbers real tokens from pad_token_id + 1; padding gets pad_token_id.
-    torch::Tensor m = attention_mask.defined() ? attention_mask.to(torch::kLong)
-                                               : torch::ones({B, L}, long_opts);
+    torch::Tensor m = attention_mask.defined() ? attention_mask.to(long_opts) : torch::ones({B, L}, long_opts);
     positions = torch::cumsum(m, 1) * m + config_.pad_token_id;
   } else {
     positions = torch::arange(L, long_opts).unsqueeze(0).expand({B, L});
   }
-  x = x + torch::embedding(w("embeddings.position_embeddings.weight"), positions);
+  torch::Tensor x = torch::embedding(w("embeddings.position_embeddings.weight"), positions);
   if (config_.type_vocab_size > 0) {
     torch::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros({B, L}, long_opts);
     x = x + torch::embedding(w("embeddings.token_type_embeddings.weight"), types);
   }
+  return x;
+}
+
+torch::Tensor Transformer::embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                 const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds) const {
+  torch::Tensor x = inputs_embeds.defined() ? inputs_embeds : word_embeddings(input_ids);
+  x = x + embedding_offsets(token_type_ids, attention_mask, x.size(0), x.size(1));
   x = torch::layer_norm(x, {config_.embed_dim()}, w("embeddings.LayerNorm.weight"),
                         w("embeddings.LayerNorm.bias"), config_.layer_norm_eps);
   x = dropout(x, config_.hidden_dropout_prob);
@@ -339,18 +381,40 @@ torch::Tensor Transformer::attention_scores(const QKV& qkv, const torch::Tensor&
 
 torch::Tensor Transformer::finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
                                         const torch::Tensor& v) const {
-  const LayerWeights& l = layers_.at(layer);
-  const int64_t Hd = config_.hidden_size;
   // probs may carry a leading batch larger than hidden's (e.g. m integration points sharing one
   // input); broadcasting in matmul and the residual handles it.
   torch::Tensor ctx = batched_matmul(probs, v);  // [B', H, L, D] (broadcast B' falls back to torch::matmul)
   const int64_t B = ctx.size(0), L = ctx.size(2);
-  ctx = ctx.transpose(1, 2).reshape({B, L, Hd});
+  return finish_from_context(layer, hidden, ctx.transpose(1, 2).reshape({B, L, config_.hidden_size}));
+}
+
+torch::Tensor Transformer::finish_from_context(int64_t layer, const torch::Tensor& hidden,
+                                               const torch::Tensor& ctx) const {
+  const LayerWeights& l = layers_.at(layer);
+  const int64_t Hd = config_.hidden_size;
   torch::Tensor attn_out = dropout(torch::linear(ctx, l.o_w, l.o_b), config_.hidden_dropout_prob);
   torch::Tensor h1 = torch::layer_norm(attn_out + hidden, {Hd}, l.ln1_w, l.ln1_b, config_.layer_norm_eps);
   torch::Tensor ff = activation(torch::linear(h1, l.i_w, l.i_b));
   ff = dropout(torch::linear(ff, l.out_w, l.out_b), config_.hidden_dropout_prob);
   return torch::layer_norm(ff + h1, {Hd}, l.ln2_w, l.ln2_b, config_.layer_norm_eps);
+}
+
+torch::Tensor Transformer::first_token_layer(int64_t layer, const torch::Tensor& hidden,
+                                             const torch::Tensor& ext_mask) const {
+  const LayerWeights& l = layers_.at(layer);
+  const int64_t B = hidden.size(0), L = hidden.size(1), H = num_heads(), D = config_.head_dim(),
+                Hd = config_.hidden_size;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  torch::Tensor h0 = hidden.select(1, 0);                                                  // [B, Hd]
+  torch::Tensor q = torch::linear(h0, l.q_w, l.q_b).view({B, H, D}).transpose(0, 1);      // [H, B, D]
+  torch::Tensor qk = batched_matmul(q, l.k_w.view({H, D, Hd})).transpose(0, 1) * scale;   // [B, H, Hd]
+  torch::Tensor scores = batched_matmul(qk, hidden.transpose(1, 2));                      // [B, H, L]
+  scores = scores + ext_mask.reshape({ext_mask.size(0), 1, L});
+  torch::Tensor probs = dropout(torch::softmax(scores, -1), config_.attention_probs_dropout_prob);
+  torch::Tensor ph = batched_matmul(probs, hidden).transpose(0, 1);                       // [H, B, Hd]
+  torch::Tensor ctx = batched_matmul(ph, l.v_w.view({H, D, Hd}).transpose(1, 2));         // [H, B, D]
+  ctx = (ctx + l.v_b.view({H, 1, D})).transpose(0, 1).reshape({B, 1, Hd});
+  return finish_from_context(layer, hidden.slice(1, 0, 1), ctx);
 }
 
 torch::Tensor Transformer::layer_forward(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask,

@@ -67,6 +67,10 @@ class Transformer {
   torch::Tensor word_embeddings(const torch::Tensor& input_ids) const;  // [B, L, E]
   torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                       const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds = {}) const;
+  // Position (+ token type) embeddings [B, L, E]: what embed() adds to the word embeddings
+  // before its LayerNorm.
+  torch::Tensor embedding_offsets(const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask,
+                                  int64_t batch, int64_t length) const;
   // Additive mask [B, 1, 1, L]: 0 for tokens, -10000 for padding.
   torch::Tensor extended_mask(const torch::Tensor& attention_mask, int64_t batch, int64_t length) const;
   QKV project_qkv(int64_t layer, const torch::Tensor& hidden) const;
@@ -74,6 +78,14 @@ class Transformer {
   // Context from probabilities and V, then output projection, residual, LayerNorm, feed-forward.
   torch::Tensor finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
                              const torch::Tensor& v) const;
+  // The same from the context [B, L, Hd] (heads concatenated): output projection onwards.
+  torch::Tensor finish_from_context(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& context) const;
+  // The layer's output at the first token only, [B, 1, Hd] (what a classifier head reads from the
+  // last layer). Keys and values are never formed: q·(W_k h + b_k) = (W_kᵀq)·h + q·b_k, where
+  // q·b_k is the same for every key and cancels in the softmax, and Σ_j p_j (W_v h_j + b_v) =
+  // W_v (Σ_j p_j h_j) + b_v since Σ_j p_j = 1. A row costs O(H·L·Hd + Hd²) instead of O(L·Hd²).
+  // Equal to layer_forward's first row up to rounding; no hooks.
+  torch::Tensor first_token_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask) const;
   torch::Tensor layer_forward(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask,
                               const LayerHooks* hooks = nullptr, ForwardResult* record = nullptr,
                               const ForwardRequest* req = nullptr) const;
