@@ -78,7 +78,7 @@ double ig_row_macs(const ModelConfig& c, int64_t L) {
   return (n - 1) * (full_fwd + full_bwd) + last_fwd + last_bwd;
 }
 
-void bench_bert_base_ig(int64_t length, int64_t steps) {
+void bench_bert_base_ig(int64_t length, int64_t steps, const std::string& ig_impl) {
   const double peak = bench::matmul_peak_gflops();
   nlohmann::json cfg = {{"model_type", "bert"}, {"hidden_size", 768}, {"num_hidden_layers", 12},
                         {"num_attention_heads", 12}, {"intermediate_size", 3072}, {"vocab_size", 30522},
@@ -93,12 +93,13 @@ void bench_bert_base_ig(int64_t length, int64_t steps) {
   ids.back() = 102;
   Encoding enc = clf.encode_ids(ids, types, "bench");
   auto ig = make_explainer("ig");
-  std::printf("\nBERT-base shape (random weights), %lld tokens, IG %lld steps, sgemm peak %.1f GFLOP/s\n",
-              (long long)length, (long long)steps, peak);
+  std::printf("\nBERT-base shape (random weights), %lld tokens, IG %lld steps (%s), sgemm peak %.1f GFLOP/s\n",
+              (long long)length, (long long)steps, ig_impl.empty() ? "default" : ig_impl.c_str(), peak);
   std::printf("| --internal-batch (rows/pass) | time s | FLOP floor s | time / floor |\n|---|---|---|---|\n");
   for (int64_t ib : {64, 8}) {  // 64 = the default, capped at 2048 / length rows per pass (16 at 128)
     ExplainOptions o;
     o.params["steps"] = steps;
+    if (!ig_impl.empty()) o.params["impl"] = ig_impl;
     o.internal_batch = ib;
     const double sec = bench::time_median([&] { (void)ig->explain(clf, {&enc}, {0}, o); }, 1, 1);
     const double floor_s = 2.0 * steps * ig_row_macs(clf.model.config(), length) / (peak * 1e9);
@@ -134,7 +135,7 @@ int main(int argc, char** argv) {
     set_threads(threads);
     std::printf("threads %d\n", current_threads());
     if (bert_base_ig) {
-      bench_bert_base_ig(length, steps);
+      bench_bert_base_ig(length, steps, ig_impl);
       return 0;
     }
     const std::string shared = shared_dir();
