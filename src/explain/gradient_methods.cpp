@@ -38,8 +38,9 @@ std::pair<torch::Tensor, torch::Tensor> output_and_grad(const Classifier& clf, t
   return {f.detach(), g};
 }
 
-torch::Tensor combine_rows_kernel(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& P,
-                                  const torch::Tensor& Q, const torch::Tensor& c, const torch::Tensor& ex) {
+// out[r, i, :] = a[r, i]·P[ex[r], i, :] + b[r, i]·Q[ex[r], i, :] + c, without autograd.
+torch::Tensor combine_rows(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& P,
+                           const torch::Tensor& Q, const torch::Tensor& c, const torch::Tensor& ex) {
   const int64_t R = a.size(0), L = a.size(1), N = P.size(2);
   torch::Tensor out = torch::empty({R, L, N}, P.options());
   torch::Tensor ac = a.contiguous(), bc = b.contiguous(), cc = c.contiguous(), exc = ex.contiguous();
@@ -104,7 +105,7 @@ class RowCombination : public torch::autograd::Function<RowCombination> {
                                const torch::Tensor& P, const torch::Tensor& Q, const torch::Tensor& c,
                                const torch::Tensor& ex) {
     ctx->save_for_backward({P, Q, ex});
-    return combine_rows_kernel(a, b, P, Q, c, ex);
+    return combine_rows(a, b, P, Q, c, ex);
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
@@ -172,9 +173,10 @@ LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base
 }
 
 // F at the points for rows (example ex[r], quadrature point α_r), [R], and ∂F/∂α per token, [R, Lc].
-std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, const LinearEmbedding& le, const torch::Tensor& ex,
-                                const torch::Tensor& alpha_rows, int64_t Lc, const torch::Tensor& mask,
-                                const torch::Tensor& targets, ModelOutput output) {
+std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, const LinearEmbedding& le,
+                                                          const torch::Tensor& ex, const torch::Tensor& alpha_rows,
+                                                          int64_t Lc, const torch::Tensor& mask,
+                                                          const torch::Tensor& targets, ModelOutput output) {
   const int64_t R = ex.size(0), H = m.num_heads(), D = m.config().head_dim(), Hd = m.config().hidden_size;
   const auto dt = le.u.scalar_type();
   auto rows = [&](const torch::Tensor& t) { return t.index_select(0, ex).slice(1, 0, Lc); };
@@ -205,11 +207,6 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, 
 // the Q|K|V and context buffers in place. The last layer ([CLS] only) and the head still run under
 // autograd: they are O(rows), not O(rows × tokens).
 
-// out[r, i, :] = a[r, i]·P[ex[r], i, :] + b[r, i]·Q[ex[r], i, :] + c, no autograd.
-torch::Tensor combine_rows(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& P,
-                           const torch::Tensor& Q, const torch::Tensor& c, const torch::Tensor& ex) {
-  return combine_rows_kernel(a, b, P, Q, c, ex);
-}
 
 // A full layer's weights as the fused path reads them: Q|K|V stacked, and each forward weight also
 // transposed once (x·Wᵀ from a contiguous Wᵀ runs ~10% faster in OpenBLAS at these shapes).
