@@ -78,6 +78,13 @@ Inputs case_inputs(const Classifier& clf, const std::vector<CaptumCase>& cases) 
   return in;
 }
 
+// The first n fixture cases as inputs of `clf`.
+Inputs first_cases(const Classifier& clf, size_t n) {
+  auto cases = load_cases();
+  cases.resize(n);
+  return case_inputs(clf, cases);
+}
+
 }  // namespace
 
 TEST(Explain, CaptumParity) {
@@ -121,9 +128,7 @@ TEST(Explain, CaptumParity) {
 TEST(Explain, IgCompleteness) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
-  auto cases = load_cases();
-  cases.resize(6);
-  Inputs in = case_inputs(clf, cases);
+  Inputs in = first_cases(clf, 6);
   std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
   ExplainOptions o;
   // Σ attributions → F(x) − F(x') as the quadrature converges: Gauss–Legendre with 50 points.
@@ -203,9 +208,7 @@ TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
 TEST(Explain, IgSameResultOnOneAndTwoThreads) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
-  auto cases = load_cases();
-  cases.resize(6);
-  Inputs in = case_inputs(clf, cases);
+  Inputs in = first_cases(clf, 6);
   std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
   ExplainOptions o;
   o.internal_batch = 16;  // several chunks
@@ -266,9 +269,7 @@ TEST(Explain, BatchAndPaddingInvariance) {
 TEST(Explain, SamplingReproducibleUnderSeed) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
-  auto cases = load_cases();
-  cases.resize(2);
-  Inputs in = case_inputs(clf, cases);
+  Inputs in = first_cases(clf, 2);
   std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
   for (const std::string name : {"lime", "kernel_shap", "random"}) {
     ExplainOptions o = fast_options(name);
@@ -326,9 +327,7 @@ TEST(Explain, ModelRandomisationSanityCheck) {
   const Classifier& clf = reference_model();
   Classifier random_clf = clf;
   random_clf.model = Transformer(clf.model.config(), 1234);
-  auto cases = load_cases();
-  cases.resize(6);
-  Inputs in = case_inputs(clf, cases);
+  Inputs in = first_cases(clf, 6);
   std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
   auto ranks = [](const std::vector<double>& x) {
     std::vector<size_t> o(x.size());
@@ -430,9 +429,7 @@ TEST(Explain, MgaeKeepingEveryHeadIsTransformerAttribution) {
   // heads changes what reaches the lower layers (the last layer's map is unmasked either way).
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
-  auto cases = load_cases();
-  cases.resize(4);
-  Inputs in = case_inputs(clf, cases);
+  Inputs in = first_cases(clf, 4);
   std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
   const auto& c = clf.model.config();
   std::string all;
