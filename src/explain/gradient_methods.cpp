@@ -63,7 +63,7 @@ torch::Tensor combine_rows(const torch::Tensor& a, const torch::Tensor& b, const
   return out;
 }
 
-// ga[r, i] = ⟨g[r, i, :], P[ex[r], i, :]⟩ (+ ga when accumulate); the same for gb with Q.
+// ga[r, i] += ⟨g[r, i, :], P[ex[r], i, :]⟩ and gb[r, i] += ⟨g[r, i, :], Q[ex[r], i, :]⟩.
 void dot_rows(const torch::Tensor& g, const torch::Tensor& P, const torch::Tensor& Q, const torch::Tensor& ex,
               torch::Tensor& ga, torch::Tensor& gb) {
   const int64_t R = g.size(0), L = g.size(1), N = g.size(2);
@@ -124,6 +124,14 @@ torch::Tensor row_combination(const torch::Tensor& a, const torch::Tensor& b, co
   return a.unsqueeze(-1) * P.index_select(0, ex) + b.unsqueeze(-1) * Q.index_select(0, ex) + c;
 }
 
+// Layer `layer`'s Q, K and V weights stacked as one [3Hd, Hd] matrix, and their biases.
+std::pair<torch::Tensor, torch::Tensor> stacked_qkv(const Transformer& m, int64_t layer) {
+  const auto& W = m.weights();
+  const std::string p = "encoder.layer." + std::to_string(layer) + ".attention.self.";
+  return {torch::cat({W.at(p + "query.weight"), W.at(p + "key.weight"), W.at(p + "value.weight")}),
+          torch::cat({W.at(p + "query.bias"), W.at(p + "key.bias"), W.at(p + "value.bias")})};
+}
+
 // IG's first layer in closed form. At a point z = c + α·d (c: baseline word embedding plus
 // position and type embeddings, d = x − x'), the embedding LayerNorm is
 //   LN(z) = γ⊙(c̄ + α·d̄)/σ(α) + β,  σ(α)² = S_cc + 2α·S_cd + α²·S_dd + ε
@@ -162,9 +170,7 @@ LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base
     le.beta = torch::linear(le.beta, pw, W.at("embeddings_project.bias"));
   }
   if (m.num_layers() > 1) {
-    const std::string p = "encoder.layer.0.attention.self.";
-    torch::Tensor w = torch::cat({W.at(p + "query.weight"), W.at(p + "key.weight"), W.at(p + "value.weight")});
-    torch::Tensor b = torch::cat({W.at(p + "query.bias"), W.at(p + "key.bias"), W.at(p + "value.bias")});
+    auto [w, b] = stacked_qkv(m, 0);
     le.qkv_u = torch::linear(le.u, w);
     le.qkv_v = torch::linear(le.v, w);
     le.qkv_c = torch::linear(le.beta, w, b);
@@ -201,12 +207,10 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, 
 }
 
 // ---- IG's fused CPU path ----
-// The same quantity as ig_alpha_gradient, computed without autograd for every layer below the
-// last: each full layer is a fixed chain of ATen kernels and CBLAS calls whose backward is written
-// out (input gradients only), with attention's per-(row, head) products read from and written to
-// the Q|K|V and context buffers in place. The last layer ([CLS] only) and the head still run under
-// autograd: they are O(rows), not O(rows × tokens).
-
+// The same quantity as ig_alpha_gradient, computed without autograd: every layer (the last one for
+// [CLS] only) is a fixed chain of ATen kernels and CBLAS calls whose backward is written out
+// (input gradients only), with attention's per-(row, head) products read from and written to the
+// Q|K|V and context buffers in place. Only the classifier head, O(rows), runs under autograd.
 
 // A full layer's weights as the fused path reads them: Q|K|V stacked, and each forward weight also
 // transposed once (x·Wᵀ from a contiguous Wᵀ runs ~10% faster in OpenBLAS at these shapes).
@@ -218,10 +222,8 @@ struct FusedLayer {
 FusedLayer fused_layer(const Transformer& m, int64_t layer) {
   const auto& W = m.weights();
   const std::string p = "encoder.layer." + std::to_string(layer) + ".";
-  const std::string a = p + "attention.self.";
   FusedLayer f;
-  f.w_qkv = torch::cat({W.at(a + "query.weight"), W.at(a + "key.weight"), W.at(a + "value.weight")});
-  f.b_qkv = torch::cat({W.at(a + "query.bias"), W.at(a + "key.bias"), W.at(a + "value.bias")});
+  std::tie(f.w_qkv, f.b_qkv) = stacked_qkv(m, layer);
   f.o_w = W.at(p + "attention.output.dense.weight");
   f.o_b = W.at(p + "attention.output.dense.bias");
   f.ln1_w = W.at(p + "attention.output.LayerNorm.weight");
@@ -654,21 +656,28 @@ class IntegratedGradients : public Explainer {
       chunks.emplace_back(s, e);
     }
     const int64_t n_chunks = static_cast<int64_t>(chunks.size());
+    // A chunk's rows as (example, point) index tensors.
+    auto chunk_rows = [&](int64_t c) {
+      const auto [s, e] = chunks[c];
+      auto index = [&](const std::vector<int64_t>& v) {
+        return torch::tensor(std::vector<int64_t>(v.begin() + s, v.begin() + e), torch::kLong).to(dev);
+      };
+      return std::make_pair(index(row_ex), index(row_k));
+    };
     // Per chunk: F per row and Σ_h d ⊙ ∂F/∂z per (row, token).
     std::vector<torch::Tensor> chunk_f(n_chunks), chunk_g(n_chunks);
     auto run_chunk = [&](int64_t c) {
-      const auto [s, e] = chunks[c];
-      const int64_t Lc = p.batch.lengths[row_ex[s]];
-      torch::Tensor ex = torch::tensor(std::vector<int64_t>(row_ex.begin() + s, row_ex.begin() + e), torch::kLong).to(dev);
-      torch::Tensor k = torch::tensor(std::vector<int64_t>(row_k.begin() + s, row_k.begin() + e), torch::kLong).to(dev);
+      const int64_t Lc = p.batch.lengths[row_ex[chunks[c].first]];
+      const auto [ex, k] = chunk_rows(c);
       torch::Tensor mask = p.batch.attention_mask.index_select(0, ex).slice(1, 0, Lc);
       torch::Tensor tg = p.targets.index_select(0, ex);
       if (plain) {
         torch::Tensor a = alpha_t.to(opts.dtype()).index_select(0, k).view({-1, 1, 1});
-        torch::Tensor pts = (base.index_select(0, ex) + a * diff.index_select(0, ex)).slice(1, 0, Lc);
+        torch::Tensor d = diff.index_select(0, ex).slice(1, 0, Lc);
+        torch::Tensor pts = base.index_select(0, ex).slice(1, 0, Lc) + a * d;
         auto fg = output_and_grad(clf, pts, p.batch.token_type_ids.index_select(0, ex).slice(1, 0, Lc), mask, tg, o.output);
         chunk_f[c] = fg.first.to(torch::kDouble);
-        chunk_g[c] = (fg.second * diff.index_select(0, ex).slice(1, 0, Lc)).sum(-1).to(torch::kDouble);
+        chunk_g[c] = (fg.second * d).sum(-1).to(torch::kDouble);
       } else if (impl == "fused") {
         std::tie(chunk_f[c], chunk_g[c]) =
             ig_alpha_gradient_fused(clf.model, le, fused, ex, alpha_t.index_select(0, k), Lc, mask, tg, o.output);
@@ -697,8 +706,7 @@ class IntegratedGradients : public Explainer {
     for (int64_t c = 0; c < n_chunks; ++c) {
       const auto [s, e] = chunks[c];
       const int64_t Lc = p.batch.lengths[row_ex[s]];
-      torch::Tensor ex = torch::tensor(std::vector<int64_t>(row_ex.begin() + s, row_ex.begin() + e), torch::kLong).to(dev);
-      torch::Tensor k = torch::tensor(std::vector<int64_t>(row_k.begin() + s, row_k.begin() + e), torch::kLong).to(dev);
+      const auto [ex, k] = chunk_rows(c);
       attr.slice(1, 0, Lc).index_add_(0, ex, chunk_g[c] * weight_t.index_select(0, k).view({-1, 1}));
       torch::Tensor f = chunk_f[c].cpu().contiguous();
       for (int64_t r = s; r < e; ++r) {
