@@ -12,6 +12,7 @@
 #include <set>
 
 #include "explain/explainer.h"
+#include "explain/ig_kernels.h"
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -169,11 +170,17 @@ TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
       if (c.type == "electra") cfg["embedding_size"] = 8;
       if (c.type == "roberta") cfg["pad_token_id"] = 1;
     }
-    // Weights larger than the 0.02 initialisation so that attention and the head are far from uniform.
+    // Weights larger than the 0.02 initialisation so that attention and the head are far from
+    // uniform, and nonzero biases and LayerNorm shifts (they enter the first layer's closed form).
     clf.model = Transformer(ModelConfig::from_json(cfg, c.type + "/config.json"), 11);
     std::map<std::string, torch::Tensor> w;
-    for (const auto& [name, t] : clf.model.weights())
-      w[name] = (name.find("LayerNorm") == std::string::npos ? t * 20 : t).detach().to(torch::kFloat64);
+    torch::manual_seed(12);
+    for (const auto& [name, t] : clf.model.weights()) {
+      const bool norm = name.find("LayerNorm") != std::string::npos;
+      torch::Tensor v = norm ? t : t * 20;
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, "bias") == 0) v = v + 0.3 * torch::randn_like(t);
+      w[name] = v.detach().to(torch::kFloat64);
+    }
     clf.model.set_weights(w);
     Inputs in;
     for (const std::string text : {"a gripping, funny and humane film", "dull", "it is not as bad as you think"})
@@ -200,6 +207,31 @@ TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
         }
       }
     }
+  }
+}
+
+// The fused IG path's GELU kernel against ATen's GELU and its backward, computed in float64:
+// float within 1e-6 (A&S erf and Cephes exp) over the range pre-activations take and far tails
+// (where it returns exact zeros instead of denormals); double to rounding.
+TEST(Explain, GeluKernelMatchesATen) {
+  torch::manual_seed(3);
+  torch::Tensor x = torch::cat({torch::linspace(-20, 20, 40001), torch::randn({10007}) * 3,
+                                torch::tensor({0.0, -0.0, 1e-30, -1e-30, 60.0, -60.0, -13.0, 13.0})})
+                        .to(torch::kDouble);
+  for (auto dt : {torch::kFloat32, torch::kFloat64}) {
+    torch::Tensor xt = x.to(dt), y = torch::empty_like(xt), d = torch::empty_like(xt);
+    const int64_t n = xt.numel();
+    if (dt == torch::kFloat32) {
+      explain::gelu_with_derivative<float>(n, xt.data_ptr<float>(), y.data_ptr<float>(), d.data_ptr<float>());
+    } else {
+      explain::gelu_with_derivative<double>(n, xt.data_ptr<double>(), y.data_ptr<double>(), d.data_ptr<double>());
+    }
+    // Against ATen at the input as rounded to dt.
+    torch::Tensor xr = xt.to(torch::kDouble);
+    const double tol = dt == torch::kFloat32 ? 1e-6 : 1e-13;
+    EXPECT_LT((y.to(torch::kDouble) - torch::gelu(xr)).abs().max().item<double>(), tol) << dt;
+    EXPECT_LT((d.to(torch::kDouble) - torch::gelu_backward(torch::ones_like(xr), xr)).abs().max().item<double>(), tol)
+        << dt;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "explain/methods.h"
+#include "explain/ig_kernels.h"
 #include "model/gemm.h"
 #include "util/error.h"
 
@@ -144,6 +145,7 @@ struct LinearEmbedding {
   torch::Tensor s_cc, s_cd, s_dd;       // [B, L], float64
   torch::Tensor u, v, beta;             // [B, L, Hd] ×2, [Hd]: e = A·u + B·v + beta
   torch::Tensor qkv_u, qkv_v, qkv_c;    // [B, L, 3Hd] ×2, [3Hd]: layer 0's Q|K|V likewise
+  torch::Tensor grams, keys;            // [B, H, 4, L, L], [B, H, 2, L]: see ig_kernels.h
 };
 
 LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base, const torch::Tensor& diff,
@@ -176,6 +178,24 @@ LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base
     le.qkv_c = torch::linear(le.beta, w, b);
   }
   return le;
+}
+
+// The first layer's attention score terms of ig_kernels.h from le's Q|K|V parts, per example.
+void add_first_score_terms(const Transformer& m, LinearEmbedding& le) {
+  torch::NoGradGuard no_grad;
+  const int64_t B = le.qkv_u.size(0), L = le.qkv_u.size(1), H = m.num_heads(), D = m.config().head_dim(),
+                Hd = m.config().hidden_size;
+  const double scale = 1.0 / std::sqrt(double(D));
+  // Part j (0: Q, 1: K) as [B, H, L, D], in float64 so the grams add no rounding of their own.
+  auto heads = [&](const torch::Tensor& t, int64_t j) {
+    return t.narrow(2, j * Hd, Hd).to(torch::kDouble).reshape({B, L, H, D}).transpose(1, 2);
+  };
+  torch::Tensor qu = heads(le.qkv_u, 0), ku = heads(le.qkv_u, 1), qv = heads(le.qkv_v, 0), kv = heads(le.qkv_v, 1);
+  auto gram = [](const torch::Tensor& q, const torch::Tensor& k) { return torch::matmul(q, k.transpose(-1, -2)); };
+  const auto dt = le.qkv_u.scalar_type();
+  le.grams = (torch::stack({gram(qu, ku), gram(qu, kv), gram(qv, ku), gram(qv, kv)}, 2) * scale).to(dt).contiguous();
+  torch::Tensor cq = le.qkv_c.narrow(0, 0, Hd).to(torch::kDouble).reshape({1, H, 1, D});
+  le.keys = (torch::stack({(ku * cq).sum(-1), (kv * cq).sum(-1)}, 2) * scale).to(dt).contiguous();
 }
 
 // F at the points for rows (example ex[r], quadrature point α_r), [R], and ∂F/∂α per token, [R, Lc].
@@ -243,9 +263,11 @@ FusedLayer fused_layer(const Transformer& m, int64_t layer) {
 
 // What a layer's backward needs from its forward.
 struct LayerTape {
-  torch::Tensor x, qkv, probs;  // input [R, L, Hd]; Q|K|V [R, L, 3Hd] (full layer); P [R, H, L(, L)]
+  torch::Tensor x, qkv, probs;  // input [R, L, Hd]; Q|K|V [R, L, 3Hd] or V [R, L, Hd]; P [R, H, L(, L)]
+  int64_t v_off = 0;            // where V's columns start in qkv
   torch::Tensor qk, ph;         // first-token layer: scale·W_kᵀq [H, R, Hd] and Σ_j p_j h_j [R, H, Hd]
-  torch::Tensor y, mean1, rstd1, x1, f1, z, mean2, rstd2;  // output projection onwards, [rows, Hd]
+  torch::Tensor y, mean1, rstd1, x1, f1, z, mean2, rstd2;  // output projection onwards, [rows, ·]
+  // (f1: the feed-forward's pre-activation, or for exact GELU the activation's slope there)
 };
 
 template <typename T>
@@ -283,7 +305,22 @@ class FusedEncoder {
     t.mean1 = std::get<1>(ln1);
     t.rstd1 = std::get<2>(ln1);
     t.f1 = torch::addmm(w.i_b, t.x1, w.i_w_t);
-    torch::Tensor g = act_ == "relu" ? torch::relu(t.f1) : torch::gelu(t.f1, act_);
+    torch::Tensor g;
+    if (act_ == "none") {
+      // Exact GELU: its derivative comes from the same pass and replaces f1 on the tape.
+      g = torch::empty_like(t.f1);
+      torch::Tensor slope = torch::empty_like(t.f1);
+      AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "gelu_with_derivative", [&] {
+        const scalar_t* x = t.f1.data_ptr<scalar_t>();
+        scalar_t *y = g.data_ptr<scalar_t>(), *dy = slope.data_ptr<scalar_t>();
+        at::parallel_for(0, g.numel(), 16384, [&](int64_t b, int64_t e) {
+          gelu_with_derivative<scalar_t>(e - b, x + b, y + b, dy + b);
+        });
+      });
+      t.f1 = slope;
+    } else {
+      g = act_ == "relu" ? torch::relu(t.f1) : torch::gelu(t.f1, act_);
+    }
     t.z = torch::addmm(w.out_b, g, w.out_w_t).add_(t.x1);
     auto ln2 = torch::native_layer_norm(t.z, {Hd_}, w.ln2_w, w.ln2_b, eps);
     t.mean2 = std::get<1>(ln2);
@@ -298,52 +335,43 @@ class FusedEncoder {
     torch::Tensor dz = std::get<0>(
         torch::native_layer_norm_backward(d_out, t.z, {Hd_}, t.mean2, t.rstd2, w.ln2_w, w.ln2_b, only_input));
     torch::Tensor dg = torch::mm(dz, w.out_w);
-    torch::Tensor df1 = act_ == "relu" ? dg * (t.f1 > 0) : torch::gelu_backward(dg, t.f1, act_);
+    torch::Tensor df1 = act_ == "none"   ? dg.mul_(t.f1)
+                        : act_ == "relu" ? dg * (t.f1 > 0)
+                                         : torch::gelu_backward(dg, t.f1, act_);
     torch::Tensor dx1 = torch::addmm(dz, df1, w.i_w);
     torch::Tensor dy = std::get<0>(
         torch::native_layer_norm_backward(dx1, t.y, {Hd_}, t.mean1, t.rstd1, w.ln1_w, w.ln1_b, only_input));
     return {torch::mm(dy, w.o_w), dy};
   }
 
-  // One full layer from its input x [R, L, Hd] and, if already known, its Q|K|V [R, L, 3Hd].
-  torch::Tensor forward(const FusedLayer& w, const torch::Tensor& x, torch::Tensor qkv, LayerTape& t) const {
-    const int64_t M = R_ * L_, qs = L_ * 3 * Hd_, ld = 3 * Hd_, ps = H_ * L_ * L_, ph = L_ * L_;
-    if (!qkv.defined()) qkv = torch::addmm(w.b_qkv, x.reshape({M, Hd_}), w.w_qkv_t).view({R_, L_, 3 * Hd_});
-    t.qkv = qkv;
+  // One full layer from its input x [R, L, Hd].
+  torch::Tensor forward(const FusedLayer& w, const torch::Tensor& x, LayerTape& t) const {
+    const int64_t qs = L_ * 3 * Hd_, ld = 3 * Hd_, ps = H_ * L_ * L_, ph = L_ * L_;
+    torch::Tensor qkv = torch::addmm(w.b_qkv, x.reshape({R_ * L_, Hd_}), w.w_qkv_t).view({R_, L_, 3 * Hd_});
     torch::Tensor scores = torch::empty({R_, H_, L_, L_}, x.options());
-    torch::Tensor ctx = torch::empty({R_, L_, Hd_}, x.options());
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "fused_scores", [&] {
       // S = Q_h K_hᵀ per (row, head)
       gemm_grid<scalar_t>(false, true, R_, H_, L_, L_, D_, {qkv.data_ptr<scalar_t>(), ld, qs, D_},
                           {qkv.data_ptr<scalar_t>() + Hd_, ld, qs, D_}, {scores.data_ptr<scalar_t>(), L_, ps, ph});
     });
-    t.probs = torch::_softmax(scores.mul_(scale_).add_(ext_), -1, false);
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "fused_context", [&] {
-      // ctx_h = P V_h, written into the heads' columns of ctx
-      gemm_grid<scalar_t>(false, false, R_, H_, L_, D_, L_, {t.probs.data_ptr<scalar_t>(), L_, ps, ph},
-                          {qkv.data_ptr<scalar_t>() + 2 * Hd_, ld, qs, D_}, {ctx.data_ptr<scalar_t>(), Hd_, L_ * Hd_, D_});
-    });
-    return tail_forward(w, ctx.view({M, Hd_}), x.reshape({M, Hd_}), t).view({R_, L_, Hd_});
+    return attend(w, x, scores.mul_(scale_).add_(ext_), qkv, 2 * Hd_, t);
+  }
+
+  // The first layer on IG's line from its input x, its finished scores (closed form with the mask
+  // added, ig_kernels.h) and its values v [R, L, Hd].
+  torch::Tensor first_forward(const FusedLayer& w, const torch::Tensor& x, const torch::Tensor& scores,
+                              const torch::Tensor& v, LayerTape& t) const {
+    return attend(w, x, scores, v, 0, t);
   }
 
   // From ∂F/∂output [R, L, Hd]: ∂F/∂(Q|K|V) [R, L, 3Hd] and the residual part of ∂F/∂input
-  // [R, L, Hd] (the caller adds ∂(Q|K|V)·W_qkv, or contracts it as for the first layer).
+  // [R, L, Hd] (the caller adds ∂(Q|K|V)·W_qkv).
   std::pair<torch::Tensor, torch::Tensor> backward(const FusedLayer& w, const torch::Tensor& d_out,
                                                    const LayerTape& t) const {
-    const int64_t M = R_ * L_, qs = L_ * 3 * Hd_, ld = 3 * Hd_, ps = H_ * L_ * L_, ph = L_ * L_;
-    auto [dctx, dy] = tail_backward(w, d_out.reshape({M, Hd_}), t);
-    torch::Tensor dprobs = torch::empty({R_, H_, L_, L_}, dy.options());
-    torch::Tensor dqkv = torch::empty({R_, L_, 3 * Hd_}, dy.options());
-    AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "fused_attention_backward", [&] {
-      const scalar_t *q = t.qkv.data_ptr<scalar_t>(), *p = t.probs.data_ptr<scalar_t>(), *dc = dctx.data_ptr<scalar_t>();
-      scalar_t* dq = dqkv.data_ptr<scalar_t>();
-      // dP = dctx_h V_hᵀ; dV_h = Pᵀ dctx_h
-      gemm_grid<scalar_t>(false, true, R_, H_, L_, L_, D_, {dc, Hd_, L_ * Hd_, D_}, {q + 2 * Hd_, ld, qs, D_},
-                          {dprobs.data_ptr<scalar_t>(), L_, ps, ph});
-      gemm_grid<scalar_t>(true, false, R_, H_, L_, D_, L_, {p, L_, ps, ph}, {dc, Hd_, L_ * Hd_, D_},
-                          {dq + 2 * Hd_, ld, qs, D_});
-    });
-    torch::Tensor ds = torch::_softmax_backward_data(dprobs, t.probs, -1, t.probs.scalar_type()).mul_(scale_);
+    const int64_t qs = L_ * 3 * Hd_, ld = 3 * Hd_, ps = H_ * L_ * L_, ph = L_ * L_;
+    torch::Tensor dqkv = torch::empty({R_, L_, 3 * Hd_}, d_out.options());
+    auto [ds, dy] = attention_backward(w, d_out, t, dqkv);
+    ds.mul_(scale_);
     AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "fused_attention_backward_qk", [&] {
       const scalar_t *q = t.qkv.data_ptr<scalar_t>(), *d = ds.data_ptr<scalar_t>();
       scalar_t* dq = dqkv.data_ptr<scalar_t>();
@@ -351,7 +379,17 @@ class FusedEncoder {
       gemm_grid<scalar_t>(false, false, R_, H_, L_, D_, L_, {d, L_, ps, ph}, {q + Hd_, ld, qs, D_}, {dq, ld, qs, D_});
       gemm_grid<scalar_t>(true, false, R_, H_, L_, D_, L_, {d, L_, ps, ph}, {q, ld, qs, D_}, {dq + Hd_, ld, qs, D_});
     });
-    return {dqkv, dy.view({R_, L_, Hd_})};
+    return {dqkv, dy};
+  }
+
+  // first_forward's backward: ∂F/∂scores [R, H, L, L], ∂F/∂v [R, L, Hd] and the residual part of
+  // ∂F/∂input [R, L, Hd].
+  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> first_backward(const FusedLayer& w,
+                                                                         const torch::Tensor& d_out,
+                                                                         const LayerTape& t) const {
+    torch::Tensor dv = torch::empty({R_, L_, Hd_}, d_out.options());
+    auto [ds, dy] = attention_backward(w, d_out, t, dv);
+    return {ds, dv, dy};
   }
 
   // The first-token layer, as Transformer::first_token_layer: [R, L, Hd] → [R, Hd].
@@ -425,6 +463,44 @@ class FusedEncoder {
   }
 
  private:
+  // Softmax of the finished scores, context P·V_h with V_h the head's columns of `values` from
+  // column v_off on ([R, L, ·]), and the layer's tail.
+  torch::Tensor attend(const FusedLayer& w, const torch::Tensor& x, const torch::Tensor& scores,
+                       const torch::Tensor& values, int64_t v_off, LayerTape& t) const {
+    const int64_t ld = values.size(2), ps = H_ * L_ * L_, ph = L_ * L_;
+    t.qkv = values;
+    t.v_off = v_off;
+    t.probs = torch::_softmax(scores, -1, false);
+    torch::Tensor ctx = torch::empty({R_, L_, Hd_}, x.options());
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "fused_context", [&] {
+      // ctx_h = P V_h, written into the heads' columns of ctx
+      gemm_grid<scalar_t>(false, false, R_, H_, L_, D_, L_, {t.probs.data_ptr<scalar_t>(), L_, ps, ph},
+                          {values.data_ptr<scalar_t>() + v_off, ld, L_ * ld, D_},
+                          {ctx.data_ptr<scalar_t>(), Hd_, L_ * Hd_, D_});
+    });
+    return tail_forward(w, ctx.view({R_ * L_, Hd_}), x.reshape({R_ * L_, Hd_}), t).view({R_, L_, Hd_});
+  }
+
+  // attend's backward from ∂F/∂output: writes ∂F/∂V into d_values (laid out as attend's values)
+  // and returns ∂F/∂scores and the residual part of ∂F/∂input.
+  std::pair<torch::Tensor, torch::Tensor> attention_backward(const FusedLayer& w, const torch::Tensor& d_out,
+                                                             const LayerTape& t, torch::Tensor& d_values) const {
+    const int64_t ld = t.qkv.size(2), ps = H_ * L_ * L_, ph = L_ * L_;
+    auto [dctx, dy] = tail_backward(w, d_out.reshape({R_ * L_, Hd_}), t);
+    torch::Tensor dprobs = torch::empty({R_, H_, L_, L_}, dy.options());
+    AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "fused_attention_backward", [&] {
+      const scalar_t *v = t.qkv.data_ptr<scalar_t>() + t.v_off, *p = t.probs.data_ptr<scalar_t>();
+      const scalar_t* dc = dctx.data_ptr<scalar_t>();
+      // dP = dctx_h V_hᵀ; dV_h = Pᵀ dctx_h
+      gemm_grid<scalar_t>(false, true, R_, H_, L_, L_, D_, {dc, Hd_, L_ * Hd_, D_}, {v, ld, L_ * ld, D_},
+                          {dprobs.data_ptr<scalar_t>(), L_, ps, ph});
+      gemm_grid<scalar_t>(true, false, R_, H_, L_, D_, L_, {p, L_, ps, ph}, {dc, Hd_, L_ * Hd_, D_},
+                          {d_values.data_ptr<scalar_t>() + t.v_off, ld, L_ * ld, D_});
+    });
+    torch::Tensor ds = torch::_softmax_backward_data(dprobs, t.probs, -1, t.probs.scalar_type());
+    return {ds, dy.view({R_, L_, Hd_})};
+  }
+
   const Transformer& m_;
   int64_t R_, L_, H_, D_, Hd_;
   double scale_;
@@ -432,14 +508,23 @@ class FusedEncoder {
   std::string act_;
 };
 
-// ∂F/∂α per (row, token) as ig_alpha_gradient, on the fused path (CPU). layers: every layer.
+template <typename T>
+FirstScoreTerms<T> first_score_terms(const LinearEmbedding& le) {
+  return {le.grams.data_ptr<T>(), le.keys.data_ptr<T>(), le.grams.stride(0), le.keys.stride(0), le.grams.size(-1)};
+}
+
+// ∂F/∂α per (row, token) as ig_alpha_gradient, on the fused path (CPU). layers: every layer; le
+// with the first layer's score terms (add_first_score_terms) when there are two layers or more.
 std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transformer& m, const LinearEmbedding& le,
-                                      const std::vector<FusedLayer>& layers, const torch::Tensor& ex,
+                                      const std::vector<FusedLayer>& layers, const torch::Tensor& ex_in,
                                       const torch::Tensor& alpha_rows, int64_t Lc, const torch::Tensor& mask,
                                       const torch::Tensor& targets, ModelOutput output) {
-  const int64_t R = ex.size(0), last = m.num_layers() - 1, Hd = m.config().hidden_size;
+  const int64_t R = ex_in.size(0), last = m.num_layers() - 1, H = m.num_heads(), Hd = m.config().hidden_size;
   const auto dt = le.u.scalar_type();
+  const torch::Tensor ex = ex_in.contiguous();
   auto rows = [&](const torch::Tensor& t) { return t.index_select(0, ex).slice(1, 0, Lc); };
+  // The first layer's values along the line: V = A·V(u) + B·V(v) + V(β) + b_v.
+  auto values = [&](const torch::Tensor& t) { return t.slice(1, 0, Lc).narrow(2, 2 * Hd, Hd); };
   torch::Tensor ext = m.extended_mask(mask, R, Lc);
   FusedEncoder enc(m, R, Lc, ext);
   std::vector<LayerTape> tapes(last + 1);
@@ -452,10 +537,16 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transforme
     A = inv.to(dt);
     B = (alpha * inv).to(dt);
     torch::Tensor h = combine_rows(A, B, le.u.slice(1, 0, Lc), le.v.slice(1, 0, Lc), le.beta, ex);
-    for (int64_t i = 0; i < last; ++i) {
-      torch::Tensor qkv;
-      if (i == 0) qkv = combine_rows(A, B, le.qkv_u.slice(1, 0, Lc), le.qkv_v.slice(1, 0, Lc), le.qkv_c, ex);
-      h = enc.forward(layers[i], h, qkv, tapes[i]);
+    if (last > 0) {
+      torch::Tensor scores = torch::empty({R, H, Lc, Lc}, h.options()), mask_rows = ext.reshape({R, Lc}).contiguous();
+      AT_DISPATCH_FLOATING_TYPES(dt, "first_scores", [&] {
+        first_scores_forward<scalar_t>(first_score_terms<scalar_t>(le), R, H, Lc, ex.data_ptr<int64_t>(),
+                                       A.data_ptr<scalar_t>(), B.data_ptr<scalar_t>(), mask_rows.data_ptr<scalar_t>(),
+                                       scores.data_ptr<scalar_t>());
+      });
+      torch::Tensor v = combine_rows(A, B, values(le.qkv_u), values(le.qkv_v), le.qkv_c.narrow(0, 2 * Hd, Hd), ex);
+      h = enc.first_forward(layers[0], h, scores, v, tapes[0]);
+      for (int64_t i = 1; i < last; ++i) h = enc.forward(layers[i], h, tapes[i]);
     }
     out = enc.top_forward(layers[last], h, tapes[last]);
   }
@@ -466,14 +557,19 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transforme
   torch::NoGradGuard no_grad;
   torch::Tensor d = enc.top_backward(layers[last], d_out, tapes[last]);
   torch::Tensor ga = torch::zeros({R, Lc}, d.options()), gb = torch::zeros({R, Lc}, d.options());
-  for (int64_t i = last - 1; i >= 0; --i) {
+  for (int64_t i = last - 1; i > 0; --i) {
     auto [dqkv, dres] = enc.backward(layers[i], d, tapes[i]);
-    if (i > 0) {
-      d = torch::addmm(dres.reshape({R * Lc, -1}), dqkv.view({R * Lc, -1}), layers[i].w_qkv).view({R, Lc, -1});
-    } else {
-      dot_rows(dqkv, le.qkv_u.slice(1, 0, Lc), le.qkv_v.slice(1, 0, Lc), ex, ga, gb);
-      d = dres;
-    }
+    d = torch::addmm(dres.reshape({R * Lc, -1}), dqkv.view({R * Lc, -1}), layers[i].w_qkv).view({R, Lc, -1});
+  }
+  if (last > 0) {
+    auto [ds, dv, dres] = enc.first_backward(layers[0], d, tapes[0]);
+    AT_DISPATCH_FLOATING_TYPES(dt, "first_scores_backward", [&] {
+      first_scores_backward<scalar_t>(first_score_terms<scalar_t>(le), R, H, Lc, ex.data_ptr<int64_t>(),
+                                      A.data_ptr<scalar_t>(), B.data_ptr<scalar_t>(), ds.data_ptr<scalar_t>(),
+                                      ga.data_ptr<scalar_t>(), gb.data_ptr<scalar_t>());
+    });
+    dot_rows(dv, values(le.qkv_u), values(le.qkv_v), ex, ga, gb);
+    d = dres;
   }
   dot_rows(d, le.u.slice(1, 0, Lc), le.v.slice(1, 0, Lc), ex, ga, gb);
   // A = (σ²)^−½, B = α·A with σ² = S_cc + 2α·S_cd + α²·S_dd + ε:
@@ -639,8 +735,10 @@ class IntegratedGradients : public Explainer {
     LinearEmbedding le;
     std::vector<FusedLayer> fused;
     if (!plain) le = linear_embedding(clf.model, base, diff, p.batch.token_type_ids, p.batch.attention_mask);
-    if (impl == "fused")
+    if (impl == "fused") {
       for (int64_t i = 0; i < clf.model.num_layers(); ++i) fused.push_back(fused_layer(clf.model, i));
+      if (clf.model.num_layers() > 1) add_first_score_terms(clf.model, le);
+    }
     torch::Tensor attr = torch::zeros({B, p.embeds.size(1)}, torch::TensorOptions().dtype(torch::kDouble).device(dev));
     // Chunks of rows: besides the row cap, at most kIgTokenRows token positions per pass: larger
     // passes run slower per FLOP once activations leave the caches (BERT-base, 128 tokens, 50
