@@ -2,6 +2,7 @@
 // bert.embeddings.word_embeddings): random, saliency (gradient L2), gradient × input,
 // integrated gradients, and occlusion (leave-one-out).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "explain/methods.h"
@@ -784,16 +785,15 @@ class IntegratedGradients : public Explainer {
             ig_alpha_gradient(clf.model, le, ex, alpha_t.index_select(0, k), Lc, mask, tg, o.output);
       }
     };
-    if (impl == "fused" && n_chunks > 1 && at::get_num_threads() > 1) {
+    const int64_t threads = at::get_num_threads();
+    if (impl == "fused" && n_chunks > 1 && threads > 1) {
       // Chunks are independent: on several threads each takes whole chunks, which scales better
       // than splitting each pass's small kernels (ops inside a parallel region run single-threaded).
-      // Chunks are interleaved (0, 2, 4, …, 1, 3, …) so that each thread's contiguous share
-      // mixes long and short examples.
-      std::vector<int64_t> order;
-      for (int64_t start : {0, 1})
-        for (int64_t c = start; c < n_chunks; c += 2) order.push_back(c);
-      at::parallel_for(0, n_chunks, 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) run_chunk(order[i]);
+      // Each thread takes the next chunk when it is free; chunks come longest first, so the
+      // threads finish close together.
+      std::atomic<int64_t> next{0};
+      at::parallel_for(0, std::min(threads, n_chunks), 1, [&](int64_t, int64_t) {
+        for (int64_t c = next++; c < n_chunks; c = next++) run_chunk(c);
       });
     } else {
       for (int64_t c = 0; c < n_chunks; ++c) run_chunk(c);

@@ -72,7 +72,7 @@ ClassificationMetrics metrics_from_json(const nlohmann::json& j) {
 }
 
 bool no_decay(const std::string& name) {
-  return name.find("LayerNorm") != std::string::npos || name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+  return name.find("LayerNorm") != std::string::npos || (name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0);
 }
 
 }  // namespace
