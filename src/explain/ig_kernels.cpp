@@ -1,39 +1,45 @@
 #include "explain/ig_kernels.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-// load/store pass 32-byte vectors by value; they are always inlined, so the ABI note is moot.
+// load/store pass vectors by value; they are always inlined, so the ABI note is moot.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace salient::explain {
 namespace {
 
-// 32-byte vectors (GCC/Clang vector extensions): one AVX register where the clone below targets
-// AVX2, two SSE registers in the default clone.
-template <typename T>
+// Vectors of `Bytes` bytes (GCC/Clang vector extensions): 32 (one AVX register) in the AVX2/FMA
+// build of each kernel, 16 (one SSE register) in the baseline build.
+template <typename T, int Bytes>
 struct Lanes {
-  typedef T type __attribute__((vector_size(32)));
-  static constexpr int64_t width = 32 / sizeof(T);
+  typedef T type __attribute__((vector_size(Bytes)));
+  static constexpr int64_t width = Bytes / sizeof(T);
 };
 
-template <typename T>
-inline __attribute__((always_inline)) typename Lanes<T>::type load(const T* p) {
-  typename Lanes<T>::type v;
+template <typename V, typename T>
+inline __attribute__((always_inline)) V load(const T* p) {
+  V v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-template <typename T>
-inline __attribute__((always_inline)) void store(T* p, typename Lanes<T>::type v) {
+template <typename V, typename T>
+inline __attribute__((always_inline)) void store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
+template <typename V, typename T>
+inline __attribute__((always_inline)) V splat(T c) {
+  return V{} + c;
+}
 
-template <typename T>
+template <int Bytes, typename T>
 inline __attribute__((always_inline)) void forward_body(const FirstScoreTerms<T>& t, int64_t R, int64_t H, int64_t L,
                                                         const int64_t* ex, const T* A, const T* B, const T* mask,
                                                         T* scores) {
-  constexpr int64_t W = Lanes<T>::width;
+  using V = typename Lanes<T, Bytes>::type;
+  constexpr int64_t W = Lanes<T, Bytes>::width;
   const int64_t ld = t.ld, kk = ld * ld;
   std::vector<T> w(L);
   for (int64_t r = 0; r < R; ++r) {
@@ -48,20 +54,20 @@ inline __attribute__((always_inline)) void forward_body(const FirstScoreTerms<T>
         T* s = scores + ((r * H + h) * L + i) * L;
         int64_t j = 0;
         for (; j + W <= L; j += W)
-          store(s + j, load(a + j) * (ai * load(uu + j) + bi * load(vu + j)) +
-                           load(b + j) * (ai * load(uv + j) + bi * load(vv + j)) + load(w.data() + j));
+          store(s + j, load<V>(a + j) * (ai * load<V>(uu + j) + bi * load<V>(vu + j)) +
+                           load<V>(b + j) * (ai * load<V>(uv + j) + bi * load<V>(vv + j)) + load<V>(w.data() + j));
         for (; j < L; ++j) s[j] = a[j] * (ai * uu[j] + bi * vu[j]) + b[j] * (ai * uv[j] + bi * vv[j]) + w[j];
       }
     }
   }
 }
 
-template <typename T>
+template <int Bytes, typename T>
 inline __attribute__((always_inline)) void backward_body(const FirstScoreTerms<T>& t, int64_t R, int64_t H, int64_t L,
                                                          const int64_t* ex, const T* A, const T* B, const T* dscores,
                                                          T* ga, T* gb) {
-  using V = typename Lanes<T>::type;
-  constexpr int64_t W = Lanes<T>::width;
+  using V = typename Lanes<T, Bytes>::type;
+  constexpr int64_t W = Lanes<T, Bytes>::width;
   const int64_t ld = t.ld, kk = ld * ld;
   std::vector<T> col_a(L), col_b(L);  // ∂F/∂A_j, ∂F/∂B_j through the keys
   for (int64_t r = 0; r < R; ++r) {
@@ -78,12 +84,12 @@ inline __attribute__((always_inline)) void backward_body(const FirstScoreTerms<T
         V row_a{}, row_b{};  // ∂F/∂A_i, ∂F/∂B_i through the queries, lane-wise
         int64_t j = 0;
         for (; j + W <= L; j += W) {
-          const V dv = load(d + j), uuv = load(uu + j), uvv = load(uv + j), vuv = load(vu + j), vvv = load(vv + j);
-          const V aj = load(a + j), bj = load(b + j);
+          const V dv = load<V>(d + j), uuv = load<V>(uu + j), uvv = load<V>(uv + j), vuv = load<V>(vu + j),
+                  vvv = load<V>(vv + j), aj = load<V>(a + j), bj = load<V>(b + j);
           row_a += dv * (aj * uuv + bj * uvv);
           row_b += dv * (aj * vuv + bj * vvv);
-          store(col_a.data() + j, load(col_a.data() + j) + dv * (ai * uuv + bi * vuv + load(cu + j)));
-          store(col_b.data() + j, load(col_b.data() + j) + dv * (ai * uvv + bi * vvv + load(cv + j)));
+          store(col_a.data() + j, load<V>(col_a.data() + j) + dv * (ai * uuv + bi * vuv + load<V>(cu + j)));
+          store(col_b.data() + j, load<V>(col_b.data() + j) + dv * (ai * uvv + bi * vvv + load<V>(cv + j)));
         }
         T sa = 0, sb = 0;
         for (; j < L; ++j) {
@@ -107,25 +113,21 @@ inline __attribute__((always_inline)) void backward_body(const FirstScoreTerms<T
   }
 }
 
-template <typename T>
-inline __attribute__((always_inline)) typename Lanes<T>::type splat(T c) {
-  return typename Lanes<T>::type{} + c;
-}
-
-// GELU and its derivative on 8 floats: with e = exp(−x²/2), erf(|x|/√2) = 1 − q·e where q is
-// A&S 7.1.26's polynomial in t = 1/(1 + p|x|/√2), and φ(x) = e/√(2π).
-inline __attribute__((always_inline)) void gelu8(const float* x, float* y, float* dy) {
-  using VF = Lanes<float>::type;
-  typedef int32_t VI __attribute__((vector_size(32)));
-  const VF v = load(x);
+// GELU and its derivative on one vector of floats: with e = exp(−x²/2), erf(|x|/√2) = 1 − q·e
+// where q is A&S 7.1.26's polynomial in t = 1/(1 + p|x|/√2), and φ(x) = e/√(2π).
+template <int Bytes>
+inline __attribute__((always_inline)) void gelu_block(const float* x, float* y, float* dy) {
+  using VF = typename Lanes<float, Bytes>::type;
+  typedef int32_t VI __attribute__((vector_size(Bytes)));
+  const VF v = load<VF>(x);
   const VF a = v < 0 ? -v : v;
   // exp(s), s = −x²/2 ≤ 0 (Cephes expf).
   const VF s_in = -0.5f * v * v;
-  const VF s = s_in < -80.0f ? splat(-80.0f) : s_in;
+  const VF s = s_in < -80.0f ? splat<VF>(-80.0f) : s_in;
   const VI k = -__builtin_convertvector(s * -1.44269504088896341f + 0.5f, VI);  // round(s/ln 2)
   const VF kf = __builtin_convertvector(k, VF);
   const VF r = (s - kf * 0.693359375f) - kf * -2.12194440e-4f;
-  VF p = splat(1.9875691500e-4f);
+  VF p = splat<VF>(1.9875691500e-4f);
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
@@ -135,9 +137,9 @@ inline __attribute__((always_inline)) void gelu8(const float* x, float* y, float
   VF scale;
   std::memcpy(&scale, &bits, sizeof scale);
   // Past |x| ≈ 12.6, e and Φ(−|x|) < 1e−35 are set to 0: denormals would cost ~100 cycles each.
-  const VF e = s_in < -80.0f ? splat(0.0f) : (p * r * r + r + 1.0f) * scale;
+  const VF e = s_in < -80.0f ? splat<VF>(0.0f) : (p * r * r + r + 1.0f) * scale;
   const VF t = 1.0f / (1.0f + 0.3275911f * 0.70710678118654752f * a);
-  VF q = splat(1.061405429f);
+  VF q = splat<VF>(1.061405429f);
   q = q * t - 1.453152027f;
   q = q * t + 1.421413741f;
   q = q * t - 0.284496736f;
@@ -148,45 +150,84 @@ inline __attribute__((always_inline)) void gelu8(const float* x, float* y, float
   store(dy, cdf + v * e * 0.398942280401432678f);
 }
 
+template <int Bytes>
 inline __attribute__((always_inline)) void gelu_body(int64_t n, const float* x, float* y, float* dy) {
+  constexpr int64_t W = Lanes<float, Bytes>::width;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) gelu8(x + i, y + i, dy + i);
+  for (; i + W <= n; i += W) gelu_block<Bytes>(x + i, y + i, dy + i);
   if (i < n) {  // the tail through the same code, so every element gets the same formula
-    float xb[8] = {}, yb[8], db[8];
+    float xb[W] = {}, yb[W], db[W];
     std::memcpy(xb, x + i, (n - i) * sizeof(float));
-    gelu8(xb, yb, db);
+    gelu_block<Bytes>(xb, yb, db);
     std::memcpy(y + i, yb, (n - i) * sizeof(float));
     std::memcpy(dy + i, db, (n - i) * sizeof(float));
   }
 }
 
-// An AVX2/FMA clone (x86-64-v3) and a baseline one, picked at load time by what the CPU supports.
-#define SALIENT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+// Each kernel twice: for x86-64-v3 (AVX2, FMA) with 32-byte vectors, and for baseline x86-64 with
+// 16-byte ones; `fast()` picks one per call.
+#define SALIENT_V3 __attribute__((target("arch=x86-64-v3")))
 
-SALIENT_CLONES void forward_f(const FirstScoreTerms<float>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                              const float* A, const float* B, const float* mask, float* scores) {
-  forward_body(t, R, H, L, ex, A, B, mask, scores);
-}
-SALIENT_CLONES void forward_d(const FirstScoreTerms<double>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                              const double* A, const double* B, const double* mask, double* scores) {
-  forward_body(t, R, H, L, ex, A, B, mask, scores);
-}
-SALIENT_CLONES void backward_f(const FirstScoreTerms<float>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                               const float* A, const float* B, const float* dscores, float* ga, float* gb) {
-  backward_body(t, R, H, L, ex, A, B, dscores, ga, gb);
-}
-SALIENT_CLONES void backward_d(const FirstScoreTerms<double>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                               const double* A, const double* B, const double* dscores, double* ga, double* gb) {
-  backward_body(t, R, H, L, ex, A, B, dscores, ga, gb);
+std::atomic<bool> force_baseline{false};
+
+bool fast() {
+  static const bool has_v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has_v3 && !force_baseline.load(std::memory_order_relaxed);
 }
 
-SALIENT_CLONES void gelu_f(int64_t n, const float* x, float* y, float* dy) { gelu_body(n, x, y, dy); }
+template <typename T>
+SALIENT_V3 void forward_v3(const FirstScoreTerms<T>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
+                           const T* A, const T* B, const T* mask, T* scores) {
+  forward_body<32>(t, R, H, L, ex, A, B, mask, scores);
+}
+template <typename T>
+SALIENT_V3 void backward_v3(const FirstScoreTerms<T>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
+                            const T* A, const T* B, const T* dscores, T* ga, T* gb) {
+  backward_body<32>(t, R, H, L, ex, A, B, dscores, ga, gb);
+}
+SALIENT_V3 void gelu_v3(int64_t n, const float* x, float* y, float* dy) { gelu_body<32>(n, x, y, dy); }
 
 }  // namespace
 
+void use_baseline_kernels(bool on) { force_baseline = on; }
+
+template <typename T>
+void first_scores_forward(const FirstScoreTerms<T>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
+                          const T* A, const T* B, const T* mask, T* scores) {
+  if (fast()) {
+    forward_v3(t, R, H, L, ex, A, B, mask, scores);
+  } else {
+    forward_body<16>(t, R, H, L, ex, A, B, mask, scores);
+  }
+}
+
+template <typename T>
+void first_scores_backward(const FirstScoreTerms<T>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
+                           const T* A, const T* B, const T* dscores, T* ga, T* gb) {
+  if (fast()) {
+    backward_v3(t, R, H, L, ex, A, B, dscores, ga, gb);
+  } else {
+    backward_body<16>(t, R, H, L, ex, A, B, dscores, ga, gb);
+  }
+}
+
+template void first_scores_forward<float>(const FirstScoreTerms<float>&, int64_t, int64_t, int64_t, const int64_t*,
+                                          const float*, const float*, const float*, float*);
+template void first_scores_forward<double>(const FirstScoreTerms<double>&, int64_t, int64_t, int64_t,
+                                           const int64_t*, const double*, const double*, const double*, double*);
+template void first_scores_backward<float>(const FirstScoreTerms<float>&, int64_t, int64_t, int64_t, const int64_t*,
+                                           const float*, const float*, const float*, float*, float*);
+template void first_scores_backward<double>(const FirstScoreTerms<double>&, int64_t, int64_t, int64_t,
+                                            const int64_t*, const double*, const double*, const double*, double*,
+                                            double*);
+
 template <>
 void gelu_with_derivative<float>(int64_t n, const float* x, float* y, float* dy) {
-  gelu_f(n, x, y, dy);
+  if (fast()) {
+    gelu_v3(n, x, y, dy);
+  } else {
+    gelu_body<16>(n, x, y, dy);
+  }
 }
 template <>
 void gelu_with_derivative<double>(int64_t n, const double* x, double* y, double* dy) {
@@ -195,28 +236,6 @@ void gelu_with_derivative<double>(int64_t n, const double* x, double* y, double*
     y[i] = x[i] * cdf;
     dy[i] = cdf + x[i] * std::exp(-0.5 * x[i] * x[i]) * 0.39894228040143267794;
   }
-}
-
-template <>
-void first_scores_forward<float>(const FirstScoreTerms<float>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                                 const float* A, const float* B, const float* mask, float* scores) {
-  forward_f(t, R, H, L, ex, A, B, mask, scores);
-}
-template <>
-void first_scores_forward<double>(const FirstScoreTerms<double>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                                  const double* A, const double* B, const double* mask, double* scores) {
-  forward_d(t, R, H, L, ex, A, B, mask, scores);
-}
-template <>
-void first_scores_backward<float>(const FirstScoreTerms<float>& t, int64_t R, int64_t H, int64_t L, const int64_t* ex,
-                                  const float* A, const float* B, const float* dscores, float* ga, float* gb) {
-  backward_f(t, R, H, L, ex, A, B, dscores, ga, gb);
-}
-template <>
-void first_scores_backward<double>(const FirstScoreTerms<double>& t, int64_t R, int64_t H, int64_t L,
-                                   const int64_t* ex, const double* A, const double* B, const double* dscores,
-                                   double* ga, double* gb) {
-  backward_d(t, R, H, L, ex, A, B, dscores, ga, gb);
 }
 
 }  // namespace salient::explain

@@ -43,4 +43,8 @@ void first_scores_backward(const FirstScoreTerms<T>& terms, int64_t R, int64_t H
 template <typename T>
 void gelu_with_derivative(int64_t n, const T* x, T* y, T* dy);
 
+// The kernels run an AVX2/FMA build where the CPU has it and a baseline x86-64 build elsewhere;
+// on = true forces the baseline build (so tests cover it on any machine).
+void use_baseline_kernels(bool on);
+
 }  // namespace salient::explain
