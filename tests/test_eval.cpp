@@ -3,6 +3,7 @@
 // fake model whose output is a known function of the kept tokens.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -33,15 +34,35 @@ TEST(Plausibility, TopKPrecisionRecallF1) {
   s = token_prf_top_k({0.9, 0.1}, {1, 0}, 5);
   EXPECT_DOUBLE_EQ(s.precision, 0.5);
   EXPECT_DOUBLE_EQ(s.recall, 1.0);
-  // Ties broken by position: equal scores → the earlier token is chosen.
-  s = token_prf_top_k({0.5, 0.5, 0.5}, {0, 1, 0}, 1);
-  EXPECT_DOUBLE_EQ(s.f1, 0.0);
-  s = token_prf_top_k({0.5, 0.5, 0.5}, {1, 0, 0}, 1);
-  EXPECT_DOUBLE_EQ(s.f1, 1.0);
+  // Ties at the cut-off are averaged over every choice, not broken by position: one pick among
+  // three tied tokens, one of them gold, is right with probability 1/3 wherever the gold token is.
+  for (const std::vector<int>& gold : {std::vector<int>{0, 1, 0}, std::vector<int>{1, 0, 0}}) {
+    s = token_prf_top_k({0.5, 0.5, 0.5}, gold, 1);
+    EXPECT_NEAR(s.true_positives, 1.0 / 3, 1e-15);
+    EXPECT_NEAR(s.f1, 2.0 * (1.0 / 3) / 2, 1e-15);
+  }
   // Nothing predicted / nothing gold: zeros, not NaN.
   s = token_prf_top_k({0.5, 0.4}, {0, 0}, 1);
   EXPECT_DOUBLE_EQ(s.f1, 0.0);
   EXPECT_DOUBLE_EQ(s.recall, 0.0);
+}
+
+// Many exact zeros (a clamped method): the top-k choice among them is averaged, so a gold token late
+// in the input counts as much as an early one. Expectations by hand: k = 3, one strict winner
+// (not gold), two places among five tied zeros holding two gold tokens → E[TP] = 2·2/5 = 0.8;
+// IoU = E[TP/(3 + 2 − TP)] with TP ~ hypergeometric(5, 2, 2): P(0) = 3/10, P(1) = 6/10, P(2) = 1/10.
+TEST(Plausibility, TiesAveragedOverChoices) {
+  const std::vector<double> scores{0.9, 0, 0, 0, 0, 0};
+  const std::vector<int> gold_late{0, 0, 0, 0, 1, 1}, gold_early{0, 1, 1, 0, 0, 0};
+  for (const auto& gold : {gold_late, gold_early}) {
+    PrfScores s = token_prf_top_k(scores, gold, 3);
+    EXPECT_NEAR(s.true_positives, 0.8, 1e-12);
+    EXPECT_NEAR(s.precision, 0.8 / 3, 1e-12);
+    EXPECT_NEAR(s.recall, 0.4, 1e-12);
+    EXPECT_NEAR(token_iou_top_k(scores, gold, 3), 0.6 * (1.0 / 4) + 0.1 * (2.0 / 3), 1e-12);
+  }
+  // No tie at the cut-off: the plain top-k.
+  EXPECT_DOUBLE_EQ(token_iou_top_k({0.9, 0.8, 0.1}, {1, 0, 1}, 1), 0.5);
 }
 
 TEST(Plausibility, ThresholdAndIou) {
@@ -156,6 +177,30 @@ TEST(Faithfulness, DeletionInsertionCurves) {
   }
   EXPECT_NEAR(r.deletion_auc, 0.25 * (0.85 + 0.6 + 0.45 + 0.2), 1e-12);
   EXPECT_NEAR(r.insertion_auc, 0.25 * (0.15 + 0.4 + 0.55 + 0.8), 1e-12);
+}
+
+// Tied scores are removed in a seeded pseudo-random order, the same for every k (nested removals),
+// not by position: over 200 seeds each of 8 tied positions comes first about 1/8 of the time.
+TEST(Faithfulness, TiesInSeededOrder) {
+  const std::vector<double> scores(10, 0.0);
+  std::vector<bool> removable(10, true);
+  removable[0] = removable[9] = false;
+  std::vector<int> first(10, 0);
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    std::vector<int> prev(10, 0);
+    for (int64_t k = 1; k <= 8; ++k) {
+      std::vector<int> top = top_k_removable(scores, removable, k, seed);
+      EXPECT_EQ(std::count(top.begin(), top.end(), 1), k);
+      for (size_t i = 0; i < 10; ++i) EXPECT_GE(top[i], prev[i]) << "not nested at k " << k;
+      if (k == 1) first[std::find(top.begin(), top.end(), 1) - top.begin()]++;
+      prev = top;
+    }
+    EXPECT_EQ(top_k_removable(scores, removable, 3, seed), top_k_removable(scores, removable, 3, seed));
+  }
+  EXPECT_EQ(first[0] + first[9], 0);
+  for (size_t i = 1; i < 9; ++i) EXPECT_GE(first[i], 10) << "position " << i;  // 25 expected
+  // Strict scores keep their order whatever the seed.
+  EXPECT_EQ(top_k_removable(kScores, kRemovable, 2, 7), (std::vector<int>{0, 0, 1, 1, 0, 0}));
 }
 
 TEST(Faithfulness, RemovalKeepsSpecials) {

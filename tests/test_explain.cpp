@@ -188,18 +188,21 @@ TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
     const std::vector<int64_t> targets{0, 2, 1};
     for (const std::string rule : {"riemann_trapezoid", "gausslegendre"}) {
       std::map<std::string, std::vector<Explanation>> by_impl;
-      for (const std::string impl : {"fused", "autograd", "plain"}) {
+      for (const std::string impl : {"fused", "fused_baseline", "autograd", "plain"}) {
         ExplainOptions o;
         o.internal_batch = 7;
-        o.params = {{"steps", 6}, {"rule", rule}, {"impl", impl}};
+        // fused_baseline: the fused path with its kernels' baseline (non-AVX2) build.
+        o.params = {{"steps", 6}, {"rule", rule}, {"impl", impl == "fused_baseline" ? "fused" : impl}};
+        explain::use_baseline_kernels(impl == "fused_baseline");
         by_impl[impl] = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+        explain::use_baseline_kernels(false);
       }
       for (size_t i = 0; i < in.encs.size(); ++i) {
         const auto& ref = by_impl["plain"][i];
         double scale = 0;
         for (double v : ref.scores) scale += std::abs(v);
         ASSERT_GT(scale, 1e-6) << c.type;
-        for (const std::string impl : {"fused", "autograd"}) {
+        for (const std::string impl : {"fused", "fused_baseline", "autograd"}) {
           const auto& e = by_impl[impl][i];
           EXPECT_LT(rel_err(e.scores, ref.scores), 1e-9) << c.type << " " << c.layers << " " << rule << " " << impl;
           EXPECT_NEAR(e.extras["delta"].get<double>(), ref.extras["delta"].get<double>(), 1e-9 * scale)
@@ -211,27 +214,31 @@ TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
 }
 
 // The fused IG path's GELU kernel against ATen's GELU and its backward, computed in float64:
-// float within 1e-6 (A&S erf and Cephes exp) over the range pre-activations take and far tails
-// (where it returns exact zeros instead of denormals); double to rounding.
+// float within 1e-6 (A&S erf and Cephes exp; the AVX2 and the baseline build) over the range
+// pre-activations take and far tails (where it returns exact zeros instead of denormals); double
+// to rounding.
 TEST(Explain, GeluKernelMatchesATen) {
   torch::manual_seed(3);
   torch::Tensor x = torch::cat({torch::linspace(-20, 20, 40001), torch::randn({10007}) * 3,
                                 torch::tensor({0.0, -0.0, 1e-30, -1e-30, 60.0, -60.0, -13.0, 13.0})})
                         .to(torch::kDouble);
-  for (auto dt : {torch::kFloat32, torch::kFloat64}) {
+  for (auto [dt, baseline] : {std::pair{torch::kFloat32, false}, std::pair{torch::kFloat32, true},
+                               std::pair{torch::kFloat64, false}}) {
     torch::Tensor xt = x.to(dt), y = torch::empty_like(xt), d = torch::empty_like(xt);
     const int64_t n = xt.numel();
+    explain::use_baseline_kernels(baseline);
     if (dt == torch::kFloat32) {
       explain::gelu_with_derivative<float>(n, xt.data_ptr<float>(), y.data_ptr<float>(), d.data_ptr<float>());
     } else {
       explain::gelu_with_derivative<double>(n, xt.data_ptr<double>(), y.data_ptr<double>(), d.data_ptr<double>());
     }
+    explain::use_baseline_kernels(false);
     // Against ATen at the input as rounded to dt.
     torch::Tensor xr = xt.to(torch::kDouble);
     const double tol = dt == torch::kFloat32 ? 1e-6 : 1e-13;
-    EXPECT_LT((y.to(torch::kDouble) - torch::gelu(xr)).abs().max().item<double>(), tol) << dt;
+    EXPECT_LT((y.to(torch::kDouble) - torch::gelu(xr)).abs().max().item<double>(), tol) << dt << baseline;
     EXPECT_LT((d.to(torch::kDouble) - torch::gelu_backward(torch::ones_like(xr), xr)).abs().max().item<double>(), tol)
-        << dt;
+        << dt << baseline;
   }
 }
 
@@ -289,12 +296,17 @@ TEST(Explain, BatchAndPaddingInvariance) {
     ExplainOptions o = fast_options(name);
     auto batched = ex->explain(clf, in.ptrs(), targets, o);
     ASSERT_EQ(batched.size(), cases.size());
+    // An all-zero output would agree with itself trivially: some case must carry a real signal
+    // (attention_gradcam is legitimately all zero where its clamped map is).
+    double largest = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
       auto single = ex->explain(clf, {&in.encs[i]}, {targets[i]}, o);
       ASSERT_EQ(single[0].scores.size(), in.encs[i].ids.size()) << name;
+      for (double v : single[0].scores) largest = std::max(largest, std::abs(v));
       EXPECT_LT(rel_err(batched[i].scores, single[0].scores), 2e-5) << name << " case " << i;
       EXPECT_EQ(batched[i].method, name);
     }
+    EXPECT_GT(largest, 1e-6) << name << " gives only zeros";
   }
 }
 
@@ -332,7 +344,7 @@ TEST(Explain, KernelShapExactEqualsBruteForceShapley) {
       if (!((m >> j) & 1)) s.ids[1 + j] = clf.tokenizer.mask_id();
     seqs.push_back(s);
   }
-  std::vector<double> v = score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), o.output, 64);
+  std::vector<double> v = score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), ModelOutput::Probability, 64);
   auto fact = [](int n) {
     double r = 1;
     for (int i = 2; i <= n; ++i) r *= i;
@@ -456,9 +468,11 @@ TEST(Explain, Errors) {
   EXPECT_NE(error_of([] { parse_model_output("proba"); }).find("--output"), std::string::npos);
 }
 
-TEST(Explain, MgaeKeepingEveryHeadIsTransformerAttribution) {
-  // Mask-LRP: with no head masked, masked GAE is the LRP-based transformer attribution; masking
-  // heads changes what reaches the lower layers (the last layer's map is unmasked either way).
+TEST(Explain, MgaeHeadMaskChangesOnlyWhatReachesLowerLayers) {
+  // Mask-LRP's MGAE keeps each layer's map from an unmasked pass without the halving of the
+  // attention matmul's relevance, so even with every head kept it is not transformer attribution
+  // (ReferenceValues pins both against Mask-LRP's code); masking a head changes what reaches the
+  // lower layers.
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
   Inputs in = first_cases(clf, 4);
@@ -475,8 +489,8 @@ TEST(Explain, MgaeKeepingEveryHeadIsTransformerAttribution) {
   o.params = {{"heads", "0.0"}};
   auto one = make_explainer("mgae")->explain(clf, in.ptrs(), targets, o);
   for (size_t i = 0; i < ta.size(); ++i) {
-    EXPECT_LT(rel_err(every[i].scores, ta[i].scores), 1e-12) << "case " << i;
-    EXPECT_GT(rel_err(one[i].scores, ta[i].scores), 1e-6) << "case " << i;
+    EXPECT_GT(rel_err(every[i].scores, ta[i].scores), 1e-3) << "case " << i;
+    EXPECT_GT(rel_err(one[i].scores, every[i].scores), 1e-6) << "case " << i;
     EXPECT_EQ(every[i].extras["kept_heads"].size(), size_t(c.num_hidden_layers * c.num_attention_heads));
     EXPECT_EQ(one[i].extras["kept_heads"], nlohmann::json::array({"0.0"}));
   }
@@ -521,8 +535,9 @@ TEST(Explain, MgaeKeepingEveryHeadIsTransformerAttribution) {
 }
 
 TEST(Explain, CamIsTheMeanLastLayerAttentionGradient) {
-  // Recomputed through the public forward: ∂p_target/∂A of the last layer, mean over heads and
-  // query rows, positive part, [CLS] column 0.
+  // Recomputed through the public forward: ∂logit_target/∂A of the last layer (the default output of
+  // the gradient-weighted methods, as Mask-LRP), mean over heads and query rows, positive part,
+  // [CLS] column 0.
   SALIENT_REQUIRE_SHARED(model_dir());
   const Classifier& clf = reference_model();
   auto cases = load_cases();
@@ -539,7 +554,7 @@ TEST(Explain, CamIsTheMeanLastLayerAttentionGradient) {
     copy.model = clf.model.clone();
     copy.model.set_requires_grad(true);  // a graph without touching the embeddings API
     ForwardResult r = copy.model.forward(req);
-    torch::Tensor p = torch::softmax(r.logits, -1)[0][targets[i]];
+    torch::Tensor p = r.logits[0][targets[i]];
     torch::Tensor g = torch::autograd::grad({p}, {r.attentions.back()})[0][0];  // [H, L, L]
     torch::Tensor want = g.mean(0).mean(0).clamp_min(0).to(torch::kDouble);
     want[0] = 0;

@@ -290,8 +290,8 @@ TEST(Tokenizer, SentencePairLayout) {
   EXPECT_EQ(enc.offsets[4], (std::pair<size_t, size_t>{0, 3}));  // into the second text
   EXPECT_EQ(enc.offsets[6], (std::pair<size_t, size_t>{5, 8}));
   EXPECT_FALSE(enc.truncated);
-  EXPECT_TRUE(tok.is_special(enc.ids[0]));
-  EXPECT_FALSE(tok.is_special(enc.ids[1]));
+  EXPECT_TRUE(tok.is_structural(enc.ids[0]));
+  EXPECT_FALSE(tok.is_structural(enc.ids[1]));
 
   Encoding single = tok.encode("");
   EXPECT_EQ(single.tokens, (std::vector<std::string>{"[CLS]", "[SEP]"}));

@@ -22,34 +22,43 @@ namespace {
 
 // Method options shared by both commands; only those given on the command line are passed on.
 struct MethodArgs {
-  int64_t steps = 0, samples = 0, start_layer = -1, internal_batch = 64;
-  std::string rule, baseline, impl, removal, heads, output = "prob";
-  double positional_threshold = -1;
+  int64_t steps = -1, samples = -1, start_layer = -1, internal_batch = 64;  // -1: the method's default
+  std::string rule, baseline, impl, removal, heads, output, lime_features;
+  double positional_threshold = -1, kernel_width = -1;
+  int64_t exact_max = -1;
   uint64_t seed = 0;
 
   void add(CLI::App* cmd) {
     cmd->add_option("--steps", steps, "ig: integration points (default 50)");
-    cmd->add_option("--rule", rule, "ig: riemann_left | riemann_right | riemann_middle | riemann_trapezoid | gausslegendre");
-    cmd->add_option("--baseline", baseline, "ig: pad (keeps [CLS]/[SEP]) | zeros | mask");
+    cmd->add_option("--rule", rule,
+                    "ig: gausslegendre (default, as Captum) | riemann_left | riemann_right | riemann_middle | "
+                    "riemann_trapezoid");
+    cmd->add_option("--baseline", baseline, "ig: pad (keeps [CLS]/[SEP]/[PAD]; [UNK] too is replaced) | zeros | mask");
     cmd->add_option("--impl", impl, "ig: fused (CPU default) | autograd | plain — same values, for A/B timing");
-    cmd->add_option("--samples", samples, "lime / kernel_shap: perturbations per input");
+    cmd->add_option("--samples", samples, "lime (default 5000, lime's) / kernel_shap (default 2d + 2048): perturbations per input");
+    cmd->add_option("--lime-features", lime_features,
+                    "lime: words (default, lime's bag of words: a word and all its occurrences) | positions (each token)");
+    cmd->add_option("--kernel-width", kernel_width, "lime: width of the exponential kernel (default 25)");
+    cmd->add_option("--exact-max", exact_max, "kernel_shap: enumerate all coalitions up to this many tokens (default 10)");
     cmd->add_option("--removal", removal, "occlusion / lime / kernel_shap / faithfulness: mask | delete");
     cmd->add_option("--start-layer", start_layer, "rollout: first layer rolled out (default 0)");
     cmd->add_option("--heads", heads, "mgae: heads that pass relevance down, LAYER.HEAD,... (default: positional heads)");
     cmd->add_option("--positional-threshold", positional_threshold,
                     "mgae: share of tokens whose top key is the next/previous token that makes a head positional (0.8)");
     cmd->add_option("--internal-batch", internal_batch, "rows per internal forward pass (bounds memory)");
-    cmd->add_option("--output", output, "explained output: prob (softmax probability, default) | logit");
+    cmd->add_option("--output", output,
+                    "explained output: prob (softmax probability) | logit; default: the method's own (logit for the "
+                    "gradient-weighted attention methods, prob otherwise)");
     cmd->add_option("--seed", seed, "seed of the sampling methods");
   }
   ExplainOptions options() const {
     ExplainOptions o;
-    o.output = parse_model_output(output);
+    if (!output.empty()) o.output = parse_model_output(output);
     o.seed = seed;
     if (internal_batch <= 0) fail("--internal-batch: must be positive (got {})", internal_batch);
     o.internal_batch = internal_batch;
-    if (steps) o.params["steps"] = steps;
-    if (samples) o.params["samples"] = samples;
+    if (steps != -1) o.params["steps"] = steps;
+    if (samples != -1) o.params["samples"] = samples;
     if (start_layer >= 0) o.params["start_layer"] = start_layer;
     if (!rule.empty()) o.params["rule"] = rule;
     if (!baseline.empty()) o.params["baseline"] = baseline;
@@ -57,6 +66,9 @@ struct MethodArgs {
     if (!removal.empty()) o.params["removal"] = removal;
     if (!heads.empty()) o.params["heads"] = heads;
     if (positional_threshold >= 0) o.params["positional_threshold"] = positional_threshold;
+    if (!lime_features.empty()) o.params["features"] = lime_features;
+    if (kernel_width != -1) o.params["kernel_width"] = kernel_width;
+    if (exact_max != -1) o.params["exact_max"] = exact_max;
     return o;
   }
 };
@@ -190,6 +202,9 @@ void run_benchmark(const BenchmarkArgs& a) {
   const ExplainOptions opts = a.m.options();
   FaithfulnessOptions fopts;
   fopts.removal = parse_removal(a.m.removal.empty() ? "mask" : a.m.removal);
+  fopts.tie_seed = a.m.seed;
+  // Faithfulness measures the probability (ERASER) unless an output is asked for explicitly.
+  const ModelOutput metric_output = opts.output.value_or(ModelOutput::Probability);
 
   std::string data_dir = a.data_dir;
   if (data_dir.empty() && !shared_dir().empty()) data_dir = join_path(shared_dir(), "data");
@@ -266,7 +281,7 @@ void run_benchmark(const BenchmarkArgs& a) {
           if (!tok_scores.empty()) {
             m["token_f1"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, k_tok).f1));
             m["token_f1_top5"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, 5).f1));
-            m["token_iou"] = num(nan_if_empty(gold, token_iou(top_k_mask(tok_scores, k_tok), gold)));
+            m["token_iou"] = num(nan_if_empty(gold, token_iou_top_k(tok_scores, gold, k_tok)));
             m["token_auroc"] = num(auroc(tok_scores, gold));
             m["token_auprc"] = num(auprc(tok_scores, gold));
           }
@@ -279,7 +294,8 @@ void run_benchmark(const BenchmarkArgs& a) {
         if (want_faith) {
           const int64_t target = ex[k].target;
           SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), opts.output, opts.internal_batch);
+            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), metric_output,
+                                   opts.internal_batch);
           };
           int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
           if (data.has_rationales()) {
@@ -364,30 +380,62 @@ void run_benchmark(const BenchmarkArgs& a) {
   write_file_atomic(join_path(a.out, "summary.csv"), csv.str());
   write_file_atomic(join_path(a.out, "summary.json"), summary.dump(2) + "\n");
 
-  // Heatmaps: the first examples, one row per method, red = positive, blue = negative (scaled
-  // per row by the largest absolute score).
+  // Heatmaps: the first examples, one row per method. Colour: red = the token raises the explained
+  // output, blue = lowers it; intensity = |score| / the row's largest |score| over content tokens.
+  // Structural tokens ([CLS], [SEP]) are drawn grey and left out of the scale: methods that keep
+  // [CLS] (IG with the pad baseline, occlusion...) would otherwise wash every other token out.
   std::ostringstream html;
   html << "<!doctype html><meta charset=\"utf-8\"><title>salient benchmark</title>"
        << "<style>body{font-family:sans-serif} td{padding:2px 6px;vertical-align:top} "
-          "span{padding:1px 2px;margin:1px;display:inline-block;border-radius:3px}</style>"
-       << "<h1>" << html_escape(a.data) << " — " << html_escape(a.model) << "</h1>";
-  for (size_t i = 0; i < std::min<size_t>(n, a.heatmaps); ++i) {
+          "span{padding:1px 2px;margin:1px;display:inline-block;border-radius:3px} .st{color:#888;background:#eee} "
+          ".legend span{width:3em;text-align:center}</style>"
+       << "<h1>" << html_escape(a.data) << " — " << html_escape(a.model) << "</h1>"
+       << "<p class=\"legend\">Colour = score / (largest |score| of the row over content tokens): "
+          "<span style=\"background:rgb(255,0,0)\">+1</span><span style=\"background:rgb(255,128,128)\">+½</span>"
+          "<span style=\"background:#fff;border:1px solid #ccc\">0</span>"
+          "<span style=\"background:rgb(128,128,255)\">−½</span><span style=\"background:rgb(0,0,255)\">−1</span> "
+          "(red: raises the explained output of the target class, blue: lowers it; for methods whose scores are "
+          "never negative, all colour is red). <span class=\"st\">[CLS]</span> grey: structural token, not "
+          "scaled. Hover a token for its raw score.</p>";
+  const size_t shown = std::min<size_t>(n, a.heatmaps);
+  torch::Tensor probs;
+  if (shown > 0) {
+    std::vector<const Encoding*> first;
+    for (size_t i = 0; i < shown; ++i) first.push_back(&encs[i]);
+    torch::NoGradGuard no_grad;
+    Batch b = make_batch(first, clf.tokenizer.pad_id(), clf.model.device());
+    probs = torch::softmax(clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask), -1).cpu();
+  }
+  for (size_t i = 0; i < shown; ++i) {
     const Record& rec = data.records[i];
-    html << "<h3>#" << i << " (gold " << rec.label << ")</h3><table>";
+    const int64_t pred = probs[i].argmax().item<int64_t>();
+    html << "<h3>#" << i << ": predicted " << html_escape(clf.label_name(pred))
+         << fmt::format(" (p = {:.3f})", probs[i][pred].item<double>());
+    if (rec.label >= 0 && rec.label < clf.model.config().num_labels)
+      html << ", gold " << html_escape(clf.label_name(rec.label));
+    html << "</h3><table>";
+    const std::vector<bool> content = removable_positions(clf, encs[i]);
     for (const auto& method : methods) {
       auto it = done.find({i, method});
       if (it == done.end()) continue;
       const auto& j = it->second;
       std::vector<double> sc = j["scores"].get<std::vector<double>>();
-      double mx = 1e-12;
-      for (double x : sc) mx = std::max(mx, std::abs(x));
-      html << "<tr><td>" << html_escape(method) << " (→" << j["target"] << ")</td><td>";
+      double mx = 0;
+      for (size_t t = 0; t < sc.size(); ++t)
+        if (content[t]) mx = std::max(mx, std::abs(sc[t]));
+      const int64_t target = j["target"].get<int64_t>();
+      html << "<tr><td>" << html_escape(method) << " (target " << html_escape(clf.label_name(target)) << ")</td><td>";
       for (size_t t = 0; t < sc.size(); ++t) {
-        const double v = sc[t] / mx;
-        const int c = static_cast<int>(255 * (1 - std::abs(v)));
-        const std::string color = v >= 0 ? fmt::format("rgb(255,{},{})", c, c) : fmt::format("rgb({},{},255)", c, c);
-        html << "<span style=\"background:" << color << "\" title=\"" << sc[t] << "\">"
-             << html_escape(encs[i].tokens[t]) << "</span>";
+        html << "<span";
+        if (!content[t]) {
+          html << " class=\"st\"";
+        } else {
+          const double v = mx > 0 ? sc[t] / mx : 0.0;
+          const int c = static_cast<int>(255 * (1 - std::min(1.0, std::abs(v))));
+          html << " style=\"background:"
+               << (v >= 0 ? fmt::format("rgb(255,{},{})", c, c) : fmt::format("rgb({},{},255)", c, c)) << "\"";
+        }
+        html << " title=\"" << sc[t] << "\">" << html_escape(encs[i].tokens[t]) << "</span>";
       }
       html << "</td></tr>";
     }

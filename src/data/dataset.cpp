@@ -362,17 +362,40 @@ std::string unescape_ptb(const std::string& w) {
 
 // Marks the leaves of the minimal agreeing phrases under node n; returns whether n or a node
 // below it agrees with the sentence polarity.
+bool opposes(const SstNode& node, bool positive) { return positive ? node.label <= 1 : node.label >= 3; }
+
+// Marks the words of node n's span except those inside constituents of the opposite polarity.
+void mark_span_except_opposed(const SstTree& tree, int n, bool positive, std::vector<float>& mask) {
+  const SstNode& node = tree.nodes[n];
+  if (opposes(node, positive)) return;
+  if (node.left < 0 && node.right < 0) {
+    if (node.begin < 0 || node.end > static_cast<int>(mask.size()) || node.begin > node.end)
+      fail("SST tree: node span [{}, {}) outside the {} words", node.begin, node.end, mask.size());
+    for (int w = node.begin; w < node.end; ++w) mask[w] = 1.0f;
+    return;
+  }
+  for (int child : {node.left, node.right})
+    if (child >= 0) mark_span_except_opposed(tree, child, positive, mask);
+}
+
 bool mark_minimal_phrases(const SstTree& tree, int n, bool positive, std::vector<float>& mask) {
   if (n < 0 || n >= static_cast<int>(tree.nodes.size())) fail("SST tree: node index {} out of range", n);
   const SstNode& node = tree.nodes[n];
+  // A constituent of the opposite polarity is not descended into: "good" inside a negative
+  // "(not good)" does not support a positive sentence.
+  if (opposes(node, positive)) return false;
   bool below = false;
   for (int child : {node.left, node.right})
     if (child >= 0 && mark_minimal_phrases(tree, child, positive, mask)) below = true;
   bool here = positive ? node.label >= 3 : node.label <= 1;
   if (here && !below) {
-    if (node.begin < 0 || node.end > static_cast<int>(mask.size()) || node.begin > node.end)
-      fail("SST tree: node span [{}, {}) outside the {} words", node.begin, node.end, mask.size());
-    for (int w = node.begin; w < node.end; ++w) mask[w] = 1.0f;
+    std::vector<float> span(mask.size(), 0.0f);
+    mark_span_except_opposed(tree, n, positive, span);
+    // When every word lies in opposed parts ("not (to be moved)" in a positive sentence), the
+    // polarity exists only in their composition: the whole phrase is the rationale.
+    if (std::count(span.begin(), span.end(), 1.0f) == 0)
+      std::fill(span.begin() + node.begin, span.begin() + node.end, 1.0f);
+    for (size_t w = 0; w < mask.size(); ++w) mask[w] = std::max(mask[w], span[w]);
   }
   return here || below;
 }
@@ -616,7 +639,8 @@ std::vector<SstTree> read_sst_trees(const std::string& path) {
 
 // A word is a rationale word when it lies inside a minimal phrase of the sentence's polarity: a
 // node (leaf or phrase) whose label has the root's polarity (>= 3 for a positive root, <= 1 for a
-// negative one) while no node below it has. Neutral roots give all zeros. See docs/datasets.md.
+// negative one) while no node below it has; the descent stops at nodes of the opposite polarity.
+// Neutral roots give all zeros. See docs/datasets.md.
 std::vector<float> sst_tree_rationale(const SstTree& tree) {
   std::vector<float> mask(tree.words.size(), 0.0f);
   if (tree.nodes.empty()) return mask;

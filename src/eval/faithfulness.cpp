@@ -14,13 +14,27 @@ Removal parse_removal(const std::string& name) {
   fail("--removal: unknown value '{}' (expected mask or delete)", name);
 }
 
-std::vector<int> top_k_removable(const std::vector<double>& scores, const std::vector<bool>& removable, int64_t k) {
+namespace {
+// SplitMix64: a position's tie key, a fixed pseudo-random function of (seed, position).
+uint64_t tie_key(uint64_t seed, uint64_t position) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (position + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+std::vector<int> top_k_removable(const std::vector<double>& scores, const std::vector<bool>& removable, int64_t k,
+                                 uint64_t tie_seed) {
   if (scores.size() != removable.size())
     fail("top_k_removable: {} scores but {} removable flags", scores.size(), removable.size());
   std::vector<size_t> order;
   for (size_t i = 0; i < scores.size(); ++i)
     if (removable[i]) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (scores[a] != scores[b]) return scores[a] > scores[b];
+    return tie_key(tie_seed, a) < tie_key(tie_seed, b);
+  });
   std::vector<int> mask(scores.size(), 0);
   k = std::clamp<int64_t>(k, 0, static_cast<int64_t>(order.size()));
   for (int64_t i = 0; i < k; ++i) mask[order[i]] = 1;
@@ -55,7 +69,7 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   // Every perturbed input, scored in one call: [full, comp(k), suff(k), aopc comp/suff pairs, curve pairs].
   std::vector<TokenSequence> batch{x};
   auto add_pair = [&](int64_t kk) {
-    std::vector<int> top = top_k_removable(scores, removable, kk);
+    std::vector<int> top = top_k_removable(scores, removable, kk, options.tie_seed);
     std::vector<int> rest(top.size());
     for (size_t i = 0; i < top.size(); ++i) rest[i] = removable[i] && !top[i];
     batch.push_back(remove_positions(x, top, options.removal, options.mask_id));   // without the top

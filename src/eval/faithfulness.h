@@ -6,7 +6,10 @@
 //
 // Conventions (ERASER, DeYoung et al. 2020; ferret, Attanasio et al. 2023):
 // - Only removable positions take part ([CLS]/[SEP] and other special tokens are never removed).
-// - "Top k" = the k removable positions with the highest scores, ties by position (earlier first).
+// - "Top k" = the k removable positions with the highest scores. Equal scores are ordered by a
+//   seeded pseudo-random key per position (FaithfulnessOptions::tie_seed), the same order for every
+//   k, so removals stay nested and ties favour no part of the input (ordering ties by position
+//   would remove early tokens first whenever a method gives many exact zeros).
 // - Removal is [MASK] substitution (default) or deletion of the token.
 // - AOPC over the fractions f = 0.1 … 1.0 (ferret's grid): k = floor(f · n) with n the number of
 //   removable positions; fractions giving k = 0 are skipped (as ferret does).
@@ -32,6 +35,7 @@ struct FaithfulnessOptions {
   int64_t mask_id = 103;
   std::vector<double> aopc_fractions = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
   int64_t curve_steps = 20;  // deletion/insertion curves at fractions 0, 1/steps, …, 1
+  uint64_t tie_seed = 0;     // order of tied scores (see above)
 };
 
 struct FaithfulnessResult {
@@ -45,8 +49,9 @@ struct FaithfulnessResult {
   double deletion_auc = 0, insertion_auc = 0;  // trapezoid over f ∈ [0, 1]; lower / higher is better
 };
 
-// The k removable positions with the highest scores (ties: earlier first), as a 0/1 mask.
-std::vector<int> top_k_removable(const std::vector<double>& scores, const std::vector<bool>& removable, int64_t k);
+// The k removable positions with the highest scores (ties in the seeded order above), as a 0/1 mask.
+std::vector<int> top_k_removable(const std::vector<double>& scores, const std::vector<bool>& removable, int64_t k,
+                                 uint64_t tie_seed = 0);
 
 // x with the positions where remove[i] != 0 masked or deleted.
 TokenSequence remove_positions(const TokenSequence& x, const std::vector<int>& remove, Removal removal,

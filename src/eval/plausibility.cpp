@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -22,29 +23,81 @@ PrfScores prf(const std::vector<int>& predicted, const std::vector<int>& gold) {
     s.gold += gold[i] != 0;
     s.true_positives += (predicted[i] != 0) && (gold[i] != 0);
   }
-  s.precision = s.predicted ? double(s.true_positives) / s.predicted : 0.0;
-  s.recall = s.gold ? double(s.true_positives) / s.gold : 0.0;
+  s.precision = s.predicted ? s.true_positives / double(s.predicted) : 0.0;
+  s.recall = s.gold ? s.true_positives / double(s.gold) : 0.0;
   s.f1 = s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0.0;
   return s;
 }
 
-}  // namespace
+// The top-k cut-off of one example: `above` positions score strictly higher than the k-th
+// score (above_gold of them gold), `tied` positions share it (tied_gold gold), and `take` = k −
+// above of the tied ones are selected.
+struct TopKCut {
+  int64_t k = 0, gold = 0, above_gold = 0, tied = 0, tied_gold = 0, take = 0;
+};
 
-std::vector<int> top_k_mask(const std::vector<double>& scores, int64_t k) {
+TopKCut top_k_cut(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k) {
   const int64_t n = static_cast<int64_t>(scores.size());
-  k = std::clamp<int64_t>(k, 0, n);
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  // Stable sort: equal scores keep their position order, so earlier tokens win ties.
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
-  std::vector<int> mask(n, 0);
-  for (int64_t i = 0; i < k; ++i) mask[order[i]] = 1;
-  return mask;
+  TopKCut c;
+  c.k = std::clamp<int64_t>(k, 0, n);
+  for (int g : gold) c.gold += g != 0;
+  if (c.k == 0) return c;
+  std::vector<double> sorted = scores;
+  std::nth_element(sorted.begin(), sorted.begin() + (c.k - 1), sorted.end(), std::greater<double>());
+  const double kth = sorted[c.k - 1];
+  int64_t above = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (scores[i] > kth) {
+      ++above;
+      c.above_gold += gold[i] != 0;
+    } else if (scores[i] == kth) {
+      ++c.tied;
+      c.tied_gold += gold[i] != 0;
+    }
+  }
+  c.take = c.k - above;
+  return c;
 }
+
+// E[f(TP)] where TP = above_gold + X and X, the gold positions among `take` drawn from the tied
+// ones, is hypergeometric.
+template <typename F>
+double expected_over_ties(const TopKCut& c, F f) {
+  if (c.take == 0 || c.take == c.tied) return f(double(c.above_gold + (c.take == 0 ? 0 : c.tied_gold)));
+  auto log_choose = [](int64_t n, int64_t r) {
+    return std::lgamma(double(n) + 1) - std::lgamma(double(r) + 1) - std::lgamma(double(n - r) + 1);
+  };
+  const double log_total = log_choose(c.tied, c.take);
+  double e = 0;
+  for (int64_t x = std::max<int64_t>(0, c.take - (c.tied - c.tied_gold)); x <= std::min(c.take, c.tied_gold); ++x)
+    e += std::exp(log_choose(c.tied_gold, x) + log_choose(c.tied - c.tied_gold, c.take - x) - log_total) *
+         f(double(c.above_gold + x));
+  return e;
+}
+
+}  // namespace
 
 PrfScores token_prf_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k) {
   check_pair(scores.size(), gold.size(), "token_prf_top_k");
-  return prf(top_k_mask(scores, k), gold);
+  const TopKCut c = top_k_cut(scores, gold, k);
+  PrfScores s;
+  s.predicted = c.k;
+  s.gold = c.gold;
+  // Precision, recall and F1 = 2·TP/(k + gold) are linear in TP: their expectations are theirs at E[TP].
+  s.true_positives = expected_over_ties(c, [](double tp) { return tp; });
+  s.precision = s.predicted ? s.true_positives / double(s.predicted) : 0.0;
+  s.recall = s.gold ? s.true_positives / double(s.gold) : 0.0;
+  s.f1 = s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0.0;
+  return s;
+}
+
+double token_iou_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k) {
+  check_pair(scores.size(), gold.size(), "token_iou_top_k");
+  const TopKCut c = top_k_cut(scores, gold, k);
+  return expected_over_ties(c, [&](double tp) {
+    const double uni = double(c.k + c.gold) - tp;
+    return uni > 0 ? tp / uni : 0.0;
+  });
 }
 
 PrfScores token_prf_threshold(const std::vector<double>& scores, const std::vector<int>& gold, double threshold) {
@@ -120,7 +173,8 @@ PlausibilitySummary summarize_plausibility(const std::vector<std::vector<double>
   if (scores.size() != gold.size())
     fail("summarize_plausibility: {} score vectors but {} gold masks", scores.size(), gold.size());
   PlausibilitySummary s;
-  int64_t tp = 0, predicted = 0, gold_total = 0;
+  double tp = 0;
+  int64_t predicted = 0, gold_total = 0;
   double auprc_sum = 0;
   for (size_t i = 0; i < scores.size(); ++i) {
     int64_t k = 0;
@@ -131,12 +185,11 @@ PlausibilitySummary summarize_plausibility(const std::vector<std::vector<double>
       continue;
     }
     ++s.examples;
-    std::vector<int> mask = top_k_mask(scores[i], k);
-    PrfScores p = prf(mask, gold[i]);
+    PrfScores p = token_prf_top_k(scores[i], gold[i], k);
     s.f1_top_k_mean += p.f1;
     s.precision_mean += p.precision;
     s.recall_mean += p.recall;
-    s.iou_mean += token_iou(mask, gold[i]);
+    s.iou_mean += token_iou_top_k(scores[i], gold[i], k);
     tp += p.true_positives;
     predicted += p.predicted;
     gold_total += p.gold;
@@ -157,7 +210,7 @@ PlausibilitySummary summarize_plausibility(const std::vector<std::vector<double>
   s.f1_fixed_k_mean /= n;
   s.auprc_mean = auprc_sum / n;
   s.auroc_mean = s.auroc_examples ? s.auroc_mean / double(s.auroc_examples) : std::numeric_limits<double>::quiet_NaN();
-  const double P = predicted ? double(tp) / predicted : 0.0, R = gold_total ? double(tp) / gold_total : 0.0;
+  const double P = predicted ? tp / double(predicted) : 0.0, R = gold_total ? tp / double(gold_total) : 0.0;
   s.f1_top_k_pooled = P + R > 0 ? 2 * P * R / (P + R) : 0.0;
   return s;
 }

@@ -9,12 +9,16 @@ namespace salient {
 
 struct PrfScores {
   double precision = 0, recall = 0, f1 = 0;
-  int64_t true_positives = 0, predicted = 0, gold = 0;  // counts, for pooled (micro) aggregation
+  double true_positives = 0;       // expected count under top-k ties (see token_prf_top_k)
+  int64_t predicted = 0, gold = 0;  // counts, for pooled (micro) aggregation
 };
 
-// Binarise by the k highest scores (ties broken by position: earlier first; k clipped to the
-// length) and compare with the gold mask. Precision is 0 when nothing is predicted, recall 0 when
-// gold is empty, F1 0 when both are 0.
+// Binarise by the k highest scores (k clipped to the length) and compare with the gold mask.
+// Tied scores at the cut-off are not broken by position (which would favour early tokens when a
+// method gives many exact zeros): the result is the exact average over every choice of the tied
+// positions, i.e. the expectation when the k − a places left after the a strictly higher scores
+// go to a uniformly random subset of the tied ones. Precision is 0 when nothing is predicted,
+// recall 0 when gold is empty, F1 0 when both are 0.
 PrfScores token_prf_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k);
 // Binarise by score >= threshold.
 PrfScores token_prf_threshold(const std::vector<double>& scores, const std::vector<int>& gold, double threshold);
@@ -25,8 +29,8 @@ double auroc(const std::vector<double>& scores, const std::vector<int>& gold);
 // Average precision (step-wise, as sklearn's average_precision_score); NaN when gold has no 1.
 double auprc(const std::vector<double>& scores, const std::vector<int>& gold);
 
-// The binary mask of the k highest scores (same tie rule as token_prf_top_k).
-std::vector<int> top_k_mask(const std::vector<double>& scores, int64_t k);
+// IoU of the top-k binarisation with gold, averaged over the tied choices as token_prf_top_k.
+double token_iou_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k);
 
 // Per-example mean and pooled (micro) aggregation over a dataset.
 struct PlausibilitySummary {

@@ -3,6 +3,7 @@
 // docs/explainers.md; every method reads the attention probabilities actually used by the model
 // (after the padding mask), so padded keys get exactly 0 and results are padding-invariant.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "explain/methods.h"
@@ -17,7 +18,7 @@ struct AttentionPass {
   Batch batch;
   std::vector<torch::Tensor> attn;         // per layer [B, H, L, L]
   std::vector<torch::Tensor> attn_grad;    // same shapes (when with_grad)
-  std::vector<torch::Tensor> hidden;       // layer outputs 1..N: [B, L, Hd] (when with_hidden)
+  std::vector<torch::Tensor> hidden;       // each layer's input (the embedding output for layer 0): [B, L, Hd]
   std::vector<torch::Tensor> hidden_grad;  // their gradients
 };
 
@@ -35,16 +36,17 @@ AttentionPass run_pass(const Classifier& clf, const std::vector<const Encoding*>
   std::optional<torch::NoGradGuard> no_grad;
   if (!with_grad) no_grad.emplace();
   ForwardResult r = clf.model.forward(req);
+  const size_t n = r.attentions.size();
   for (const auto& a : r.attentions) p.attn.push_back(a.detach());
+  // hidden_states[l] is layer l's input for l < n (hidden_states[n] is the encoder output).
   if (with_hidden)
-    for (size_t l = 1; l < r.hidden_states.size(); ++l) p.hidden.push_back(r.hidden_states[l].detach());
+    for (size_t l = 0; l < n; ++l) p.hidden.push_back(r.hidden_states[l].detach());
   if (with_grad) {
     torch::Tensor f = target_output(r.logits, targets_tensor(targets).to(r.logits.device()), output).sum();
     std::vector<torch::Tensor> wrt(r.attentions.begin(), r.attentions.end());
-    if (with_hidden) wrt.insert(wrt.end(), r.hidden_states.begin() + 1, r.hidden_states.end());
+    if (with_hidden) wrt.insert(wrt.end(), r.hidden_states.begin(), r.hidden_states.begin() + n);
     // The last layer's output only reaches the classifier through [CLS]; allow unused paths.
     auto g = torch::autograd::grad({f}, wrt, {}, false, false, /*allow_unused=*/true);
-    const size_t n = r.attentions.size();
     for (size_t i = 0; i < g.size(); ++i) {
       torch::Tensor gi = g[i].defined() ? g[i] : torch::zeros_like(wrt[i]);
       (i < n ? p.attn_grad : p.hidden_grad).push_back(gi.detach());
@@ -59,6 +61,8 @@ class AttentionExplainer : public Explainer {
   AttentionExplainer(std::string name, bool with_grad, bool with_hidden)
       : name_(std::move(name)), with_grad_(with_grad), with_hidden_(with_hidden) {}
   std::string name() const override { return name_; }
+  // Gradient-weighted methods explain the target logit by default, as their authors' code.
+  ModelOutput default_output() const override { return with_grad_ ? ModelOutput::Logit : ModelOutput::Probability; }
   std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
@@ -68,11 +72,13 @@ class AttentionExplainer : public Explainer {
       const size_t e = std::min(inputs.size(), s + chunk);
       std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
       std::vector<int64_t> part_targets(targets.begin() + s, targets.begin() + e);
-      AttentionPass p = run_pass(clf, part, part_targets, o.output, with_grad_, with_hidden_);
+      AttentionPass p = run_pass(clf, part, part_targets, output_of(o), with_grad_, with_hidden_);
       torch::NoGradGuard no_grad;
       torch::Tensor scores = compute(p, o);  // [B, L]
-      for (size_t b = 0; b < part.size(); ++b)
+      for (size_t b = 0; b < part.size(); ++b) {
         out.push_back({name_, part_targets[b], row_scores(scores, b, p.batch.lengths[b]), nlohmann::json::object()});
+        if (with_grad_) out.back().extras["output"] = output_of(o) == ModelOutput::Logit ? "logit" : "prob";
+      }
     }
     return out;
   }
@@ -83,18 +89,32 @@ class AttentionExplainer : public Explainer {
   static torch::Tensor real_tokens(const AttentionPass& p) {
     return p.batch.attention_mask.to(p.attn[0].scalar_type());
   }
+  // Mean of [B, Lq, Lk] maps over the real query rows → [B, Lk].
+  static torch::Tensor mean_over_real_rows(const AttentionPass& p, const torch::Tensor& maps) {
+    torch::Tensor q = real_tokens(p);
+    return (maps * q.unsqueeze(2)).sum(1) / q.sum(1, true);
+  }
+  // The [CLS] row of [B, L, L] maps with its [CLS]→[CLS] entry set to 0, as the authors' code
+  // does before returning it (`cam[:, 0, 0] = 0`): the class token attends to itself most, and
+  // left in it would set every colour scale.
+  static torch::Tensor cls_row_without_self(const torch::Tensor& maps) {
+    torch::Tensor row = maps.select(1, 0).clone();
+    row.select(1, 0).zero_();
+    return row;
+  }
 
  private:
   std::string name_;
   bool with_grad_, with_hidden_;
 };
 
-// Last layer, [CLS] query row, mean over heads.
+// Last layer, [CLS] query row, mean over heads, [CLS]→[CLS] zeroed (Chefer et al.'s
+// generate_attn_last_layer).
 class RawAttention : public AttentionExplainer {
  public:
   RawAttention() : AttentionExplainer("raw_attention", false, false) {}
   torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
-    return p.attn.back().mean(1).select(1, 0);
+    return cls_row_without_self(p.attn.back().mean(1));
   }
 };
 
@@ -105,14 +125,9 @@ class MeanAttention : public AttentionExplainer {
   explicit MeanAttention(bool last_only)
       : AttentionExplainer(last_only ? "attention_mean_last" : "attention_mean", false, false), last_only_(last_only) {}
   torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
-    torch::Tensor q = real_tokens(p);                       // [B, L]
-    torch::Tensor n = q.sum(1, true);                       // [B, 1]
-    torch::Tensor total = torch::zeros_like(q);
+    torch::Tensor total = torch::zeros_like(real_tokens(p));
     const size_t first = last_only_ ? p.attn.size() - 1 : 0;
-    for (size_t l = first; l < p.attn.size(); ++l) {
-      torch::Tensor a = p.attn[l].mean(1);                  // [B, Lq, Lk]
-      total += (a * q.unsqueeze(2)).sum(1) / n;             // mean over real queries
-    }
+    for (size_t l = first; l < p.attn.size(); ++l) total += mean_over_real_rows(p, p.attn[l].mean(1));
     return total / double(p.attn.size() - first);
   }
 
@@ -133,13 +148,16 @@ class Rollout : public AttentionExplainer {
   torch::Tensor compute(const AttentionPass& p, const ExplainOptions& o) const override {
     std::vector<torch::Tensor> maps;
     for (const auto& a : p.attn) maps.push_back(a.mean(1));
-    return rollout(maps, start_layer(o, maps.size()));
+    torch::Tensor scores = rollout(maps, start_layer(o, maps.size()));
+    scores.select(1, 0).zero_();  // [CLS]→[CLS], as generate_rollout's `rollout[:, 0, 0] = 0`
+    return scores;
   }
 };
 
 // Attention GradCAM (Chefer et al.'s generate_attn_gradcam): last layer; per head, the gradient
 // of the output w.r.t. A averaged over the (real) query × key entries weights that head's A;
-// mean over heads, positive part, [CLS] row.
+// mean over heads, positive part, min–max normalised over the (real) map, [CLS] row with
+// [CLS]→[CLS] zeroed.
 class AttentionGradCam : public AttentionExplainer {
  public:
   AttentionGradCam() : AttentionExplainer("attention_gradcam", true, false) {}
@@ -147,10 +165,18 @@ class AttentionGradCam : public AttentionExplainer {
     const torch::Tensor& a = p.attn.back();
     const torch::Tensor& g = p.attn_grad.back();
     torch::Tensor q = real_tokens(p);
-    torch::Tensor pair = (q.unsqueeze(2) * q.unsqueeze(1)).unsqueeze(1);  // [B, 1, L, L]
-    // Mean over the real L×L block only, so padding does not dilute the weights.
-    torch::Tensor w = (g * pair).sum({2, 3}, true) / pair.sum({2, 3}, true);
-    return (a * w).mean(1).clamp_min(0).select(1, 0);
+    torch::Tensor pair = q.unsqueeze(2) * q.unsqueeze(1);  // [B, L, L]
+    // Means and extremes over the real L×L block only, so padding changes nothing.
+    torch::Tensor w = (g * pair.unsqueeze(1)).sum({2, 3}, true) / pair.sum({1, 2}).view({-1, 1, 1, 1});
+    torch::Tensor cam = (a * w).mean(1).clamp_min(0);  // [B, L, L]
+    const double inf = std::numeric_limits<double>::infinity();
+    torch::Tensor lo = cam.masked_fill(pair == 0, inf).amin({1, 2}, true);
+    torch::Tensor hi = cam.masked_fill(pair == 0, -inf).amax({1, 2}, true);
+    // A constant map (the reference would divide by 0) gives zeros.
+    torch::Tensor range = hi - lo;
+    cam = torch::where(range > 0, (cam - lo) / range.clamp_min(std::numeric_limits<double>::min()),
+                       torch::zeros_like(cam));
+    return cls_row_without_self(cam);
   }
 };
 
@@ -173,7 +199,7 @@ class AttentionCam : public AttentionExplainer {
 };
 
 // GAE (Chefer et al. 2021b, Transformer-MM-Explainability): R = I; per layer
-// R ← R + mean_h((∇A ⊙ A)⁺) · R; scores = [CLS] row of R.
+// R ← R + mean_h((∇A ⊙ A)⁺) · R; scores = [CLS] row of R with [CLS]→[CLS] zeroed.
 class Gae : public AttentionExplainer {
  public:
   Gae() : AttentionExplainer("gae", true, false) {}
@@ -184,22 +210,25 @@ class Gae : public AttentionExplainer {
       torch::Tensor cam = (p.attn_grad[l] * p.attn[l]).clamp_min(0).mean(1);
       r = r + torch::bmm(cam, r);
     }
-    return r.select(1, 0);
+    // [CLS]→[CLS] zeroed, as the authors' text code (VisualBERT generate_ours, LXMERT R_t_t[0, 0]).
+    return cls_row_without_self(r);
   }
 };
 
-// AttCAT (Qiang et al., NeurIPS 2022): per layer l, CAT^l_i = Σ_d (∂F/∂h^l_i ⊙ h^l_i) on the layer's
-// output h^l, weighted by the [CLS]→i attention of that layer averaged over heads; summed over
-// layers. (Our pinned reading of the paper's E_h(α^{l,h}_i · CAT^l_i); see docs/explainers.md.)
+// AttCAT (Qiang et al., NeurIPS 2022) as their code computes it (generate_TransCAM in
+// qiangyao1988/AttCAT; LinxinS97/Mask-LRP's AttCAT is the same): for each block b, its *input*
+// hidden state h_b (the embedding output for block 0) and ∂F/∂h_b give CAT_b = Σ_d (∂F/∂h_b ⊙ h_b);
+// it is weighted by the attention each token receives in block b, averaged over heads and (real)
+// query rows; AttCAT = Σ_b, signed.
 class AttCat : public AttentionExplainer {
  public:
   AttCat() : AttentionExplainer("attcat", true, true) {}
   torch::Tensor compute(const AttentionPass& p, const ExplainOptions&) const override {
     torch::Tensor total;
     for (size_t l = 0; l < p.attn.size(); ++l) {
-      torch::Tensor cat = (p.hidden_grad[l] * p.hidden[l]).sum(-1);  // [B, L]
-      torch::Tensor alpha = p.attn[l].select(2, 0).mean(1);          // [B, L]: [CLS] row, head mean
-      torch::Tensor s = alpha * cat;
+      torch::Tensor cat = (p.hidden_grad[l] * p.hidden[l]).sum(-1);    // [B, L]
+      torch::Tensor received = mean_over_real_rows(p, p.attn[l].mean(1));  // [B, L]
+      torch::Tensor s = received * cat;
       total = total.defined() ? total + s : s;
     }
     return total;

@@ -100,7 +100,7 @@ TokenSequence to_sequence(const Encoding& enc) {
 
 std::vector<bool> removable_positions(const Classifier& clf, const Encoding& enc) {
   std::vector<bool> r(enc.ids.size());
-  for (size_t i = 0; i < enc.ids.size(); ++i) r[i] = !clf.tokenizer.is_special(enc.ids[i]);
+  for (size_t i = 0; i < enc.ids.size(); ++i) r[i] = !clf.tokenizer.is_structural(enc.ids[i]);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,8 @@ enum class ModelOutput { Probability, Logit };
 ModelOutput parse_model_output(const std::string& name);  // "prob" | "logit"
 
 struct ExplainOptions {
-  ModelOutput output = ModelOutput::Probability;
+  // The explained model output; unset = the method's own default (Explainer::default_output()).
+  std::optional<ModelOutput> output;
   uint64_t seed = 0;
   // Upper bound on rows per internal forward pass (IG points, perturbations...); bounds memory.
   int64_t internal_batch = 64;
@@ -39,6 +41,13 @@ class Explainer {
  public:
   virtual ~Explainer() = default;
   virtual std::string name() const = 0;
+  // What the method explains unless ExplainOptions::output says otherwise: the target's softmax
+  // probability, or for the gradient-weighted attention methods its logit, as their authors' code
+  // back-propagates (one_hot · logits in Chefer et al.'s, Mask-LRP's and AttCAT's code): their
+  // identity terms and row renormalisations make the p(1 − p) factor of the probability change
+  // their rankings.
+  virtual ModelOutput default_output() const { return ModelOutput::Probability; }
+  ModelOutput output_of(const ExplainOptions& o) const { return o.output.value_or(default_output()); }
   // targets[i] is the class explained for inputs[i] (callers resolve "predicted" beforehand).
   virtual std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                            const std::vector<int64_t>& targets, const ExplainOptions& options) = 0;

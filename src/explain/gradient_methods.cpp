@@ -610,7 +610,7 @@ class GradientExplainer : public Explainer {
     for (int64_t s = 0; s < B; s += chunk) {
       const int64_t e = std::min(B, s + chunk);
       auto [f, g] = output_and_grad(clf, p.embeds.slice(0, s, e), p.batch.token_type_ids.slice(0, s, e),
-                                    p.batch.attention_mask.slice(0, s, e), p.targets.slice(0, s, e), o.output);
+                                    p.batch.attention_mask.slice(0, s, e), p.targets.slice(0, s, e), output_of(o));
       torch::Tensor scores = times_input_ ? (g * p.embeds.slice(0, s, e)).sum(-1) : g.norm(2, -1);
       for (int64_t b = 0; b < e - s; ++b)
         out.push_back({name(), targets[s + b], row_scores(scores, b, p.batch.lengths[s + b]), nlohmann::json::object()});
@@ -683,7 +683,7 @@ class IntegratedGradients : public Explainer {
   std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     const int64_t n = param_int(o, "steps", 50);
-    const std::string rule = param_string(o, "rule", "riemann_trapezoid");
+    const std::string rule = param_string(o, "rule", "gausslegendre");  // Captum's default
     const std::string baseline_kind = param_string(o, "baseline", "pad");
     std::vector<double> alpha, weight;
     quadrature(rule, n, alpha, weight);
@@ -703,7 +703,7 @@ class IntegratedGradients : public Explainer {
         auto a = ids.accessor<int64_t, 2>();
         for (int64_t b = 0; b < B; ++b)
           for (int64_t t = 0; t < p.batch.lengths[b]; ++t)
-            if (!clf.tokenizer.is_special(a[b][t])) a[b][t] = fill;  // [CLS]/[SEP] kept
+            if (!clf.tokenizer.is_structural(a[b][t])) a[b][t] = fill;  // [CLS]/[SEP] kept
         base = clf.model.word_embeddings(ids.to(dev)).detach();
       } else {
         fail("--baseline: unknown baseline '{}' (pad, zeros, mask)", baseline_kind);
@@ -781,15 +781,15 @@ class IntegratedGradients : public Explainer {
         torch::Tensor a = alpha_t.to(opts.dtype()).index_select(0, k).view({-1, 1, 1});
         torch::Tensor d = diff.index_select(0, ex).slice(1, 0, Lc);
         torch::Tensor pts = base.index_select(0, ex).slice(1, 0, Lc) + a * d;
-        auto fg = output_and_grad(clf, pts, p.batch.token_type_ids.index_select(0, ex).slice(1, 0, Lc), mask, tg, o.output);
+        auto fg = output_and_grad(clf, pts, p.batch.token_type_ids.index_select(0, ex).slice(1, 0, Lc), mask, tg, output_of(o));
         chunk_f[c] = fg.first.to(torch::kDouble);
         chunk_g[c] = (fg.second * d).sum(-1).to(torch::kDouble);
       } else if (impl == "fused") {
         std::tie(chunk_f[c], chunk_g[c]) =
-            ig_alpha_gradient_fused(clf.model, le, fused, ex, alpha_t.index_select(0, k), Lc, mask, tg, o.output);
+            ig_alpha_gradient_fused(clf.model, le, fused, ex, alpha_t.index_select(0, k), Lc, mask, tg, output_of(o));
       } else {
         std::tie(chunk_f[c], chunk_g[c]) =
-            ig_alpha_gradient(clf.model, le, ex, alpha_t.index_select(0, k), Lc, mask, tg, o.output);
+            ig_alpha_gradient(clf.model, le, ex, alpha_t.index_select(0, k), Lc, mask, tg, output_of(o));
       }
     };
     const int64_t threads = at::get_num_threads();
@@ -826,7 +826,7 @@ class IntegratedGradients : public Explainer {
       auto twice = [](const torch::Tensor& t) { return torch::cat({t, t}); };
       torch::Tensor f = target_output(cls_logits(clf.model, {}, twice(p.batch.token_type_ids),
                                                  twice(p.batch.attention_mask), torch::cat({p.embeds, base})),
-                                      twice(p.targets), o.output)
+                                      twice(p.targets), output_of(o))
                             .to(torch::kDouble)
                             .cpu()
                             .contiguous();
@@ -844,6 +844,7 @@ class IntegratedGradients : public Explainer {
       e.extras["steps"] = n;
       e.extras["rule"] = rule;
       e.extras["baseline"] = baseline_kind;
+      e.extras["output"] = output_of(o) == ModelOutput::Logit ? "logit" : "prob";
       out.push_back(std::move(e));
     }
     return out;
@@ -874,7 +875,7 @@ class Occlusion : public Explainer {
         seq_targets.push_back(targets[i]);
       }
     }
-    const std::vector<double> f = score_sequences(clf, seqs, seq_targets, o.output, o.internal_batch);
+    const std::vector<double> f = score_sequences(clf, seqs, seq_targets, output_of(o), o.internal_batch);
     std::vector<Explanation> out;
     size_t at = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {

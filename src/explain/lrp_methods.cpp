@@ -11,7 +11,9 @@
 //                          LinxinS97/Mask-LRP, Generator.MGAE): as transformer_attribution, but
 //                          below each layer relevance flows only through the kept heads (the
 //                          relevance at A·V is multiplied by the head mask before it is passed
-//                          down, while R_A used for the map is the unmasked one).
+//                          down, while R_A used for the map is the unmasked one and, as in their
+//                          code, not halved: with every head kept mgae is therefore not
+//                          transformer_attribution).
 // Rules (relprop of the reference): Linear = LRP-αβ with α = 1, β = 0 (positive contributions, no
 // bias); LayerNorm, GELU, tanh, softmax, dropout pass relevance through unchanged; MatMul / einsum =
 // z-rule (R·x·∂z/∂x / z); Add = z-rule then each branch rescaled so the branches share R by
@@ -185,9 +187,10 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
     torch::Tensor r_ctx = heads(linear_relprop(r_ad, a.ctx, w(p + "attention.output.dense.weight")));
     // Self-attention: context = probs @ V, scores = Q @ Kᵀ (scale and softmax pass relevance through).
     auto [r_probs, r_v] = matmul_relprop(r_ctx, a.probs, a.v);
+    // Mask-LRP's MGAE keeps the map from its own unmasked pass, which skips the halving.
+    out.attn_cam[i] = select.active ? r_probs : r_probs / 2;
     r_probs = r_probs / 2;
     r_v = r_v / 2;
-    out.attn_cam[i] = r_probs;
     if (!keep.empty()) {  // the z-rule is linear in R: masking R at A·V masks both outputs per head
       torch::Tensor k = keep[i].view({B, H, 1, 1});
       r_probs = r_probs * k;
@@ -232,6 +235,9 @@ std::vector<std::pair<int64_t, int64_t>> parse_heads(const std::string& spec, in
 class LrpExplainer : public Explainer {
  public:
   explicit LrpExplainer(LrpKind kind) : kind_(kind) {}
+  // LRP starts from the one-hot target on the logits; the attention gradients that
+  // transformer_attribution and mgae weigh it with are the target logit's, as in the reference.
+  ModelOutput default_output() const override { return ModelOutput::Logit; }
   std::string name() const override {
     switch (kind_) {
       case LrpKind::Partial: return "lrp_partial";
@@ -268,7 +274,7 @@ class LrpExplainer : public Explainer {
         scores = r.input_relevance.sum(-1);
         scores.select(1, 0).zero_();
       } else {
-        // Attention gradients of the explained output (Chefer uses the logit: --output logit).
+        // Attention gradients of the explained output (the target logit unless --score prob).
         std::vector<torch::Tensor> grads;
         {
           ForwardRequest req;
@@ -277,7 +283,7 @@ class LrpExplainer : public Explainer {
           req.attention_mask = batch.attention_mask;
           req.want_attentions = true;
           ForwardResult fr = clf.model.forward(req);
-          torch::Tensor f = target_output(fr.logits, targets_tensor(tg).to(fr.logits.device()), o.output).sum();
+          torch::Tensor f = target_output(fr.logits, targets_tensor(tg).to(fr.logits.device()), output_of(o)).sum();
           grads = torch::autograd::grad({f}, fr.attentions, {}, false, false, true);
         }
         torch::NoGradGuard no_grad;
@@ -290,9 +296,11 @@ class LrpExplainer : public Explainer {
         if (start < 0 || start >= static_cast<int64_t>(maps.size()))
           fail("--start-layer: {} out of range for {} layers", start, maps.size());
         scores = rollout(maps, start).clone();
-        // [CLS]→[CLS] set to the row minimum over the real tokens (the reference uses the whole row).
+        // [CLS]→[CLS]: Chefer et al.'s generate_LRP sets it to the row minimum (here over the real
+        // tokens: the reference has no padding); Mask-LRP's MGAE sets it to 0.
         for (size_t b = 0; b < part.size(); ++b)
-          scores[b][0] = scores[b].slice(0, 0, batch.lengths[b]).min();
+          scores[b][0] = kind_ == LrpKind::Masked ? torch::zeros({}, scores.options())
+                                                  : scores[b].slice(0, 0, batch.lengths[b]).min();
       }
       for (size_t b = 0; b < part.size(); ++b) {
         out.push_back({name(), tg[b], row_scores(scores, b, batch.lengths[b]), nlohmann::json::object()});

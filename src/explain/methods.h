@@ -61,6 +61,15 @@ std::mt19937_64 example_rng(uint64_t seed, const Encoding& enc);
 // Scores of row b of a [B, L] tensor, cropped to `length`.
 std::vector<double> row_scores(const torch::Tensor& t, int64_t b, int64_t length);
 
+// The surrogate fits of lime and kernel_shap, given coalitions z (row 0: LIME's input itself;
+// KernelSHAP's rows 0 and 1: the empty and the full coalition) and the model's values v on them.
+// lime_fit: lime's weighted ridge (α = 1, intercept) with its exponential kernel on the cosine
+// distance. kernel_shap_fit: Shapley-kernel weighted least squares under Σφ = v(1) − v(0), with the
+// kernel weights (exact enumeration) or equal weights (rows sampled by the kernel).
+std::vector<double> lime_fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, double kernel_width,
+                             double* intercept);
+std::vector<double> kernel_shap_fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, bool exact);
+
 void check_inputs(const std::vector<const Encoding*>& inputs, const std::vector<int64_t>& targets, int64_t num_labels);
 
 }  // namespace salient::explain

@@ -3,7 +3,10 @@
 // or deleted. All perturbed inputs of a call are scored in padded batches (internal_batch rows).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+
+#include <utf8proc.h>
 
 #include "explain/methods.h"
 #include "util/error.h"
@@ -72,20 +75,74 @@ std::vector<double> weighted_ridge(const std::vector<std::vector<double>>& X, co
   return beta;
 }
 
-// Feature positions (removable tokens) of one input.
-std::vector<size_t> feature_positions(const Classifier& clf, const Encoding& enc) {
+// A feature is removed as a whole: its occurrences (runs of token positions; one word's pieces).
+using Feature = std::vector<std::vector<size_t>>;
+
+// One feature per removable token.
+std::vector<Feature> token_features(const Classifier& clf, const Encoding& enc) {
   std::vector<bool> r = removable_positions(clf, enc);
-  std::vector<size_t> f;
+  std::vector<Feature> f;
   for (size_t i = 0; i < r.size(); ++i)
-    if (r[i]) f.push_back(i);
+    if (r[i]) f.push_back({{i}});
+  return f;
+}
+
+// Python's \w: a letter, a digit or '_' (lime splits text on \W+, so a word without one, such as
+// punctuation, is never a feature).
+bool has_word_character(const std::string& s) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(s.size());
+  while (left > 0) {
+    utf8proc_int32_t c = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p, left, &c);
+    if (n <= 0) return false;
+    if (c == '_') return true;
+    switch (utf8proc_category(c)) {
+      case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
+      case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+        return true;
+      default: break;
+    }
+    p += n;
+    left -= n;
+  }
+  return false;
+}
+
+// lime's bag-of-words features (LimeTextExplainer, bow=True): one feature per distinct word, holding
+// every occurrence of it, so removing it removes the word everywhere. Words are WordPiece's: a
+// piece starting with "##" continues the word before it (this needs no text, so inputs given as
+// ids work too); words without a letter or digit are not features.
+std::vector<Feature> word_features(const Classifier& clf, const Encoding& enc) {
+  std::vector<bool> r = removable_positions(clf, enc);
+  std::vector<std::pair<std::string, std::vector<size_t>>> words;  // occurrences in input order
+  for (size_t t = 0; t < enc.ids.size(); ++t) {
+    if (!r[t]) continue;
+    const std::string& tok = enc.tokens[t];
+    const bool continues = tok.rfind("##", 0) == 0 && t > 0 && r[t - 1] && !words.empty() && words.back().second.back() == t - 1;
+    if (!continues) words.push_back({"", {}});
+    words.back().first += continues ? tok.substr(2) : tok;
+    words.back().second.push_back(t);
+  }
+  std::map<std::string, size_t> index;  // word → feature
+  std::vector<Feature> f;
+  for (auto& [word, pieces] : words) {
+    if (!has_word_character(word)) continue;
+    auto [it, fresh] = index.emplace(word, f.size());
+    if (fresh) f.emplace_back();
+    f[it->second].push_back(std::move(pieces));
+  }
   return f;
 }
 
 // The input with the features whose z is 0 removed.
-TokenSequence perturb(const TokenSequence& x, const std::vector<size_t>& features, const std::vector<int>& z,
+TokenSequence perturb(const TokenSequence& x, const std::vector<Feature>& features, const std::vector<int>& z,
                       Removal removal, int64_t mask_id) {
   std::vector<int> rm(x.ids.size(), 0);
-  for (size_t j = 0; j < features.size(); ++j) rm[features[j]] = z[j] ? 0 : 1;
+  for (size_t j = 0; j < features.size(); ++j)
+    if (!z[j])
+      for (const auto& occurrence : features[j])
+        for (size_t t : occurrence) rm[t] = 1;
   return remove_positions(x, rm, removal, mask_id);
 }
 
@@ -97,12 +154,12 @@ class SurrogateExplainer : public Explainer {
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
     const Removal removal = parse_removal(param_string(o, "removal", "mask"));
-    std::vector<std::vector<size_t>> features(inputs.size());
+    std::vector<std::vector<Feature>> features(inputs.size());
     std::vector<std::vector<std::vector<int>>> coalitions(inputs.size());
     std::vector<TokenSequence> seqs;
     std::vector<int64_t> seq_targets;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      features[i] = feature_positions(clf, *inputs[i]);
+      features[i] = features_of(clf, *inputs[i], o);
       auto rng = example_rng(o.seed, *inputs[i]);
       coalitions[i] = sample(features[i].size(), o, rng);
       const TokenSequence x = to_sequence(*inputs[i]);
@@ -111,7 +168,7 @@ class SurrogateExplainer : public Explainer {
         seq_targets.push_back(targets[i]);
       }
     }
-    const std::vector<double> values = score_sequences(clf, seqs, seq_targets, o.output, o.internal_batch);
+    const std::vector<double> values = score_sequences(clf, seqs, seq_targets, output_of(o), o.internal_batch);
     std::vector<Explanation> out;
     size_t at = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -120,7 +177,11 @@ class SurrogateExplainer : public Explainer {
       Explanation e{name(), targets[i], std::vector<double>(inputs[i]->ids.size(), 0.0), nlohmann::json::object()};
       if (!features[i].empty()) {
         std::vector<double> phi = fit(coalitions[i], v, o, e.extras);
-        for (size_t j = 0; j < features[i].size(); ++j) e.scores[features[i][j]] = phi[j];
+        // A feature's weight is shared by the pieces of each occurrence, so they sum to it (the
+        // word's score); every occurrence of a word shows it in full.
+        for (size_t j = 0; j < features[i].size(); ++j)
+          for (const auto& occurrence : features[i][j])
+            for (size_t t : occurrence) e.scores[t] = phi[j] / double(occurrence.size());
       }
       e.extras["evaluations"] = coalitions[i].size();
       out.push_back(std::move(e));
@@ -129,22 +190,33 @@ class SurrogateExplainer : public Explainer {
   }
 
  protected:
+  virtual std::vector<Feature> features_of(const Classifier& clf, const Encoding& enc, const ExplainOptions&) const {
+    return token_features(clf, enc);
+  }
   virtual std::vector<std::vector<int>> sample(size_t d, const ExplainOptions& o, std::mt19937_64& rng) const = 0;
   virtual std::vector<double> fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v,
                                   const ExplainOptions& o, nlohmann::json& extras) const = 0;
 };
 
-// LIME for text (Ribeiro et al. 2016; lime's LimeTextExplainer): sample 0 is the input itself;
-// each other sample removes a uniformly drawn number (1..d) of uniformly drawn tokens. Weights:
-// sqrt(exp(−D²/width²)) with D = 100 · cosine distance to the all-ones mask (width 25). Surrogate:
-// weighted ridge (α = 1) with intercept on all features (lime's Ridge; no feature selection).
+// LIME for text (Ribeiro et al. 2016; lime's LimeTextExplainer): features are distinct words
+// (bag of words, lime's default; `features positions` makes each token a feature); sample 0 is
+// the input itself; each other sample removes a uniformly drawn number (1..d) of uniformly drawn
+// features. Weights: sqrt(exp(−D²/width²)) with D = 100 · cosine distance to the all-ones mask
+// (width 25). Surrogate: weighted ridge (α = 1) with intercept on all features, i.e. lime with
+// num_features = d (its default of 10 refits on the 10 largest).
 class Lime : public SurrogateExplainer {
  public:
   std::string name() const override { return "lime"; }
 
  protected:
+  std::vector<Feature> features_of(const Classifier& clf, const Encoding& enc, const ExplainOptions& o) const override {
+    const std::string kind = param_string(o, "features", "words");
+    if (kind == "words") return word_features(clf, enc);
+    if (kind == "positions") return token_features(clf, enc);
+    fail("--lime-features: unknown value '{}' (words or positions)", kind);
+  }
   std::vector<std::vector<int>> sample(size_t d, const ExplainOptions& o, std::mt19937_64& rng) const override {
-    const int64_t n = param_int(o, "samples", 1000);
+    const int64_t n = param_int(o, "samples", 5000);  // lime's num_samples default
     if (n < 2) fail("--samples: need at least 2, got {}", n);
     std::vector<std::vector<int>> z{std::vector<int>(d, 1)};
     if (d == 0) return z;
@@ -165,17 +237,9 @@ class Lime : public SurrogateExplainer {
   std::vector<double> fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, const ExplainOptions& o,
                           nlohmann::json& extras) const override {
     const double width = param_double(o, "kernel_width", 25.0);
-    const size_t d = z[0].size();
-    std::vector<std::vector<double>> X;
-    std::vector<double> w;
-    for (const auto& zs : z) {
-      const double on = std::accumulate(zs.begin(), zs.end(), 0.0);
-      const double dist = 100.0 * (1.0 - (on > 0 ? std::sqrt(on / double(d)) : 0.0));
-      w.push_back(std::sqrt(std::exp(-dist * dist / (width * width))));
-      X.emplace_back(zs.begin(), zs.end());
-    }
+    if (!(width > 0)) fail("--kernel-width: must be positive (got {})", width);
     double intercept = 0;
-    std::vector<double> beta = weighted_ridge(X, v, w, 1.0, true, &intercept);
+    std::vector<double> beta = lime_fit(z, v, width, &intercept);
     extras["intercept"] = intercept;
     return beta;
   }
@@ -229,35 +293,53 @@ class KernelShap : public SurrogateExplainer {
   std::vector<double> fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, const ExplainOptions& o,
                           nlohmann::json& extras) const override {
     const size_t d = z[0].size();
-    const double v0 = v[0], v1 = v[1];
-    extras["base_value"] = v0;
-    if (d == 1) return {v1 - v0};
+    extras["base_value"] = v[0];
+    if (d == 1) return {v[1] - v[0]};
     const bool exact = static_cast<int64_t>(d) <= param_int(o, "exact_max", 10);
     extras["exact"] = exact;
-    // Binomial coefficients in double (d ≤ exact_max in the exact branch).
-    auto binom = [](double n, double k) {
-      double r = 1;
-      for (double i = 1; i <= k; ++i) r = r * (n - k + i) / i;
-      return r;
-    };
-    std::vector<std::vector<double>> X;
-    std::vector<double> y, w;
-    for (size_t s = 2; s < z.size(); ++s) {
-      const double size = std::accumulate(z[s].begin(), z[s].end(), 0.0);
-      std::vector<double> row(d - 1);
-      for (size_t j = 0; j + 1 < d; ++j) row[j] = double(z[s][j]) - double(z[s][d - 1]);
-      X.push_back(std::move(row));
-      y.push_back(v[s] - v0 - double(z[s][d - 1]) * (v1 - v0));
-      w.push_back(exact ? double(d - 1) / (binom(double(d), size) * size * (double(d) - size)) : 1.0);
-    }
-    std::vector<double> phi = weighted_ridge(X, y, w, 0.0, false, nullptr);
-    phi.push_back((v1 - v0) - std::accumulate(phi.begin(), phi.end(), 0.0));
-    return phi;
+    return kernel_shap_fit(z, v, exact);
   }
-
 };
 
 }  // namespace
+
+std::vector<double> lime_fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, double kernel_width,
+                             double* intercept) {
+  const size_t d = z[0].size();
+  std::vector<std::vector<double>> X;
+  std::vector<double> w;
+  for (const auto& zs : z) {
+    const double on = std::accumulate(zs.begin(), zs.end(), 0.0);
+    const double dist = 100.0 * (1.0 - (on > 0 ? std::sqrt(on / double(d)) : 0.0));
+    w.push_back(std::sqrt(std::exp(-dist * dist / (kernel_width * kernel_width))));
+    X.emplace_back(zs.begin(), zs.end());
+  }
+  return weighted_ridge(X, v, w, 1.0, true, intercept);
+}
+
+std::vector<double> kernel_shap_fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, bool exact) {
+  const size_t d = z[0].size();
+  const double v0 = v[0], v1 = v[1];
+  // Binomial coefficients in double (d ≤ exact_max in the exact branch).
+  auto binom = [](double n, double k) {
+    double r = 1;
+    for (double i = 1; i <= k; ++i) r = r * (n - k + i) / i;
+    return r;
+  };
+  std::vector<std::vector<double>> X;
+  std::vector<double> y, w;
+  for (size_t s = 2; s < z.size(); ++s) {
+    const double size = std::accumulate(z[s].begin(), z[s].end(), 0.0);
+    std::vector<double> row(d - 1);
+    for (size_t j = 0; j + 1 < d; ++j) row[j] = double(z[s][j]) - double(z[s][d - 1]);
+    X.push_back(std::move(row));
+    y.push_back(v[s] - v0 - double(z[s][d - 1]) * (v1 - v0));
+    w.push_back(exact ? double(d - 1) / (binom(double(d), size) * size * (double(d) - size)) : 1.0);
+  }
+  std::vector<double> phi = weighted_ridge(X, y, w, 0.0, false, nullptr);
+  phi.push_back((v1 - v0) - std::accumulate(phi.begin(), phi.end(), 0.0));
+  return phi;
+}
 
 std::unique_ptr<Explainer> make_lime() { return std::make_unique<Lime>(); }
 std::unique_ptr<Explainer> make_kernel_shap() { return std::make_unique<KernelShap>(); }

@@ -573,8 +573,8 @@ bool WordPieceTokenizer::has_token(const std::string& token) const {
   return index_.count(token) > 0;
 }
 
-bool WordPieceTokenizer::is_special(int64_t id) const {
-  return id >= 0 && (id == cls_id_ || id == sep_id_ || id == pad_id_ || id == unk_id_ || id == mask_id_);
+bool WordPieceTokenizer::is_structural(int64_t id) const {
+  return id >= 0 && (id == cls_id_ || id == sep_id_ || id == pad_id_);
 }
 
 void WordPieceTokenizer::save_vocab(const std::string& path) const {

@@ -72,7 +72,10 @@ class WordPieceTokenizer {
   int64_t pad_id() const { return pad_id_; }
   int64_t unk_id() const { return unk_id_; }
   int64_t mask_id() const { return mask_id_; }
-  bool is_special(int64_t id) const;
+  // [CLS], [SEP] and [PAD] (<s>, </s>, <pad> for RoBERTa): the tokens that frame an input rather
+  // than carry its content. Explanations and perturbations leave them out; [UNK] and [MASK] in the
+  // input are ordinary tokens (the authors' codes and Captum explain them like any other).
+  bool is_structural(int64_t id) const;
 
   void save_vocab(const std::string& path) const;  // vocab.txt, atomically
 
