@@ -292,6 +292,11 @@ TEST(Tokenizer, SentencePairLayout) {
   EXPECT_FALSE(enc.truncated);
   EXPECT_TRUE(tok.is_structural(enc.ids[0]));
   EXPECT_FALSE(tok.is_structural(enc.ids[1]));
+  EXPECT_TRUE(tok.is_structural(tok.sep_id()));
+  EXPECT_TRUE(tok.is_structural(tok.pad_id()));
+  // [UNK] and [MASK] in an input are content: explained and perturbed like any token.
+  EXPECT_FALSE(tok.is_structural(tok.unk_id()));
+  EXPECT_FALSE(tok.is_structural(tok.mask_id()));
 
   Encoding single = tok.encode("");
   EXPECT_EQ(single.tokens, (std::vector<std::string>{"[CLS]", "[SEP]"}));

@@ -251,7 +251,9 @@ json head_scores_json(const Classifier& clf, const HeadsArgs& a) {
   json orderings;
   orderings["attattr"] = tensor_json(attattr_head_scores(clf.model, set, o, a.target == "gold"));
   orderings["attention"] = tensor_json(attention_head_scores(clf.model, set));
-  orderings["taylor"] = tensor_json(taylor_head_scores(clf.model, set, a.taylor_batch));
+  TaylorHeadScores taylor = taylor_head_scores(clf.model, set, a.taylor_batch);
+  orderings["taylor"] = tensor_json(taylor.attattr);
+  orderings["taylor_michel"] = tensor_json(taylor.michel);
   orderings["random"] = tensor_json(random_head_scores(clf.model, a.seed));
   j["scores"] = orderings;
   return j;
@@ -476,7 +478,7 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   attr->add_flag("--straightforward", at.straightforward, "reference path: m full forward+backward passes per layer");
 
   static HeadsArgs hd;
-  auto* heads = group->add_subcommand("heads", "head importance over a dataset: attattr, attention, Taylor, random");
+  auto* heads = group->add_subcommand("heads", "head importance over a dataset: attattr, attention, Taylor (AttAttr's per-token form and Michel et al.'s), random");
   add_common(heads, hd.c, 20);
   heads->add_option("--data", hd.data, "dataset (default sst2:dev)");
   heads->add_option("--limit", hd.limit, "first N examples (default 200)");

@@ -84,9 +84,9 @@ torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet&
   return total;
 }
 
-torch::Tensor taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size) {
+TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size) {
   const int64_t n_layers = model.num_layers(), n_heads = model.num_heads();
-  torch::Tensor total = torch::zeros({n_layers, n_heads}, torch::kFloat64);
+  torch::Tensor per_token = torch::zeros({n_layers, n_heads}, torch::kFloat64), per_example = torch::zeros_like(per_token);
   const auto& encs = data.encodings;
   for (size_t s = 0; s < encs.size(); s += batch_size) {
     std::vector<const Encoding*> chunk;
@@ -96,20 +96,37 @@ torch::Tensor taylor_head_scores(const Transformer& model, const LabelledSet& da
       labels.push_back(data.labels[i]);
     }
     Batch b = make_batch(chunk, 0, model.device());
+    const int64_t B = b.input_ids.size(0), L = b.input_ids.size(1);
     torch::AutoGradMode grad_on(true);
-    // ∂L/∂ξ_h at ξ = 1 equals Σ ctx_h · ∂L/∂ctx_h because ctx_h = (ξ_h A_h) V_h.
-    torch::Tensor xi = torch::ones({n_layers, n_heads}, torch::TensorOptions().dtype(model.dtype()).device(model.device()))
-                           .requires_grad_(true);
+    // A scale ξ per (example, head, query row) on the attention probabilities: at ξ = 1,
+    // ∂L/∂ξ_b,h,i = ctx_b,h,i · ∂L/∂ctx_b,h,i since ctx_i = Σ_j ξ_i A_ij V_j.
+    std::vector<torch::Tensor> xi;
+    std::vector<LayerHooks> hooks(n_layers);
+    for (int64_t l = 0; l < n_layers; ++l) {
+      xi.push_back(torch::ones({B, n_heads, L, 1}, torch::TensorOptions().dtype(model.dtype()).device(model.device()))
+                       .requires_grad_(true));
+      hooks[l].attn_scale = xi.back();
+    }
     ForwardRequest req;
     req.input_ids = b.input_ids;
     req.token_type_ids = b.token_type_ids;
     req.attention_mask = b.attention_mask;
-    req.hooks = mask_hooks(model, xi);
+    req.hooks = hooks;
     torch::Tensor logits = model.forward(req).logits;
-    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, torch::tensor(labels, torch::kLong).to(model.device()));
-    total += torch::autograd::grad({loss}, {xi})[0].abs().to(torch::kCPU, torch::kFloat64);
+    // Summed, not averaged: each example weighs the same whatever the size of its batch.
+    torch::Tensor loss = torch::nn::functional::cross_entropy(
+        logits, torch::tensor(labels, torch::kLong).to(model.device()),
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+    std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, xi);
+    torch::Tensor real = b.attention_mask.to(torch::kCPU, torch::kFloat64).view({B, 1, L});
+    for (int64_t l = 0; l < n_layers; ++l) {
+      torch::Tensor t = grads[l].to(torch::kCPU, torch::kFloat64).squeeze(-1) * real;  // [B, H, L]
+      per_token[l] += t.abs().sum(std::vector<int64_t>{0, 2});
+      per_example[l] += t.sum(2).abs().sum(0);
+    }
   }
-  return total / (total.norm(2, -1, true) + 1e-20);
+  auto normalised = [](const torch::Tensor& t) { return t / (t.norm(2, -1, true) + 1e-20); };
+  return {normalised(per_token), normalised(per_example)};
 }
 
 torch::Tensor random_head_scores(const Transformer& model, uint64_t seed) {

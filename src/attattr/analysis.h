@@ -25,9 +25,18 @@ torch::Tensor attattr_head_scores(const Transformer& model, const LabelledSet& d
                                   bool use_gold = true);
 // Σ over examples of max over each head's attention probabilities.
 torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet& data);
-// Taylor / Michel et al.: per batch |∂L/∂ξ_h| for a head mask ξ = 1 (= |Σ ctx·∂L/∂ctx| of the head),
-// summed over batches, then L2-normalised within each layer. L = mean cross-entropy on gold labels.
-torch::Tensor taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size = 32);
+// Taylor head importance from t = ctx_h,i · ∂L/∂ctx_h,i per example, head h and (real) token i,
+// with L the cross-entropy of the example's gold label (every example weighted equally, whatever
+// the batch), each form L2-normalised within each layer:
+//   attattr: Σ_examples Σ_tokens |t|, as the AttAttr authors' prune_head_with_taylor.py (which
+//            takes the absolute value per token before summing; its division by the token count
+//            is one constant per layer and cancels in the normalisation). Their script
+//            back-propagates the sum of the logits instead of the loss, a defect not copied.
+//   michel:  Σ_examples |Σ_tokens t| = Σ_examples |∂L/∂ξ_h| for a head mask ξ = 1 (Michel et al. 2019).
+struct TaylorHeadScores {
+  torch::Tensor attattr, michel;  // [num_layers, H] each
+};
+TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size = 32);
 torch::Tensor random_head_scores(const Transformer& model, uint64_t seed);
 
 // Accuracy with a 0/1 head mask [num_layers, H] on the attention probabilities (undefined = none).
