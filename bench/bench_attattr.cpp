@@ -2,8 +2,10 @@
 // Q/K/V once, m points batched, gradients w.r.t. the scaled attention only) against the
 // straightforward method (m full forward+backward passes per layer) on the same model in the same
 // run, the FLOP floor of the reuse method, and time + completeness error versus points per rule.
-//   bench_attattr [--threads N] [--quick] [--length L] [--skip-base] [--base-one-layer]
+//   bench_attattr [--threads N] [--repeats N] [--quick] [--length L] [--skip-base] [--base-one-layer]
 //                 [--full-straightforward] [MODEL_DIR ...]
+// Every time is the median of --repeats runs (default 3) after one untimed warm-up run: a first,
+// cold run of the fast path was measured 1.5x slower than the same call repeated.
 #include <cstdio>
 #include <string>
 
@@ -17,7 +19,8 @@ using namespace salient::attattr;
 
 namespace {
 
-double now_s(const std::function<void()>& fn) { return bench::time_median(fn, 1, 0); }
+int g_repeats = 3;
+double now_s(const std::function<void()>& fn) { return bench::time_median(fn, g_repeats, 1); }
 
 // Multiply-adds × 2 of one layer's forward at length L (attention products included).
 double layer_flops(const ModelConfig& c, int64_t len) {
@@ -156,13 +159,28 @@ int main(int argc, char** argv) {
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "bench_attattr [--threads N] [--repeats N] [--quick] [--length L] [--skip-base] [--base-one-layer]\n"
+          "              [--full-straightforward] [MODEL_DIR ...]\n"
+          "AttAttr fast path vs the straightforward method, FLOP floor, rules (see the file header).\n");
+      return 0;
+    }
     if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--repeats" && i + 1 < argc) g_repeats = std::atoi(argv[++i]);
     else if (a == "--length" && i + 1 < argc) length = std::atoll(argv[++i]);
     else if (a == "--quick") quick = true;
     else if (a == "--skip-base") skip_base = true;
     else if (a == "--full-straightforward") full_straightforward = true;
     else if (a == "--base-one-layer") base_one_layer = true;
-    else dirs.push_back(a);
+    else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "bench_attattr: unknown option '%s' (see --help)\n", a.c_str());
+      return 2;
+    } else dirs.push_back(a);
+  }
+  if (g_repeats < 1) {
+    std::fprintf(stderr, "bench_attattr: --repeats must be at least 1\n");
+    return 2;
   }
   threads = set_threads(threads);
   double peak = bench::matmul_peak_gflops();

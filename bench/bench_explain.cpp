@@ -1,8 +1,8 @@
 // Time per example of every explainer on the same model in one run: the reference-bert fixture
 // model (always) and any model directories given as arguments, on SST-2 dev sentences (or the
-// fixture's cases when the shared data is missing). Default method settings (IG: 50 steps,
-// trapezoid, internal batch 64; LIME: 1000 samples; KernelSHAP: exact up to 10 tokens, else
-// 2d + 2048 samples).
+// fixture's cases when the shared data is missing). Each method's registry defaults (IG: 50 steps,
+// Gauss–Legendre, internal batch 64; LIME: word features, 5,000 samples; KernelSHAP: exact up to
+// 10 tokens, else 2d + 2048 samples).
 //   bench_explain [--threads N] [--examples N] [--batch B] [--methods a,b] [--ig-impl fused|autograd|plain]
 //                 [--repeats N] [MODEL_DIR ...]
 //   bench_explain --bert-base-ig [--threads N] [--length L] [--steps S]
