@@ -153,19 +153,17 @@ void bench_model(const std::string& name, const Transformer& model, const torch:
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (bench::help_requested(argc, argv,
+                            "bench_attattr [--threads N] [--repeats N] [--quick] [--length L] [--skip-base] "
+                            "[--base-one-layer] [--full-straightforward] [MODEL_DIR ...]\n"
+                            "AttAttr fast path vs the straightforward method, FLOP floor, rules (see the file header).\n"))
+    return 0;
   int threads = 2;
   bool quick = false, skip_base = false, full_straightforward = false, base_one_layer = false;
   int64_t length = 128;
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf(
-          "bench_attattr [--threads N] [--repeats N] [--quick] [--length L] [--skip-base] [--base-one-layer]\n"
-          "              [--full-straightforward] [MODEL_DIR ...]\n"
-          "AttAttr fast path vs the straightforward method, FLOP floor, rules (see the file header).\n");
-      return 0;
-    }
     if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--repeats" && i + 1 < argc) g_repeats = std::atoi(argv[++i]);
     else if (a == "--length" && i + 1 < argc) length = std::atoll(argv[++i]);

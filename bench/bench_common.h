@@ -5,10 +5,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <vector>
 
 namespace salient::bench {
+
+// Prints `usage` and returns true when --help or -h is among the arguments.
+inline bool help_requested(int argc, char** argv, const char* usage) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(usage, stdout);
+      return true;
+    }
+  return false;
+}
 
 // Median seconds of `reps` calls after `warmup` untimed calls.
 inline double time_median(const std::function<void()>& fn, int reps, int warmup = 1) {

@@ -116,10 +116,16 @@ void bench_bert_base_ig(int64_t length, int64_t steps, const std::string& ig_imp
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (bench::help_requested(argc, argv,
+                            "bench_explain [--threads N] [--examples N] [--batch B] [--methods a,b] "
+                            "[--ig-impl fused|autograd|plain] [--repeats N] [MODEL_DIR ...]\n"
+                            "bench_explain --bert-base-ig [--threads N] [--length L] [--steps S]\n"
+                            "Time per example of every explainer (see the file header).\n"))
+    return 0;
   try {
     int threads = 0;
     int64_t examples = 32, batch = 8;
-    std::vector<std::string> dirs, methods = explainer_names();
+    std::vector<std::string> dirs, methods = post_hoc_explainer_names();
     bool bert_base_ig = false;
     int64_t length = 128, steps = 50;
     std::string ig_impl;  // --ig-impl fused|autograd|plain: IG's implementation, for A/B runs
@@ -135,6 +141,7 @@ int main(int argc, char** argv) {
       else if (a == "--methods" && i + 1 < argc) methods = split_list(argv[++i]);
       else if (a == "--ig-impl" && i + 1 < argc) ig_impl = argv[++i];
       else if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::stoi(argv[++i]));
+      else if (!a.empty() && a[0] == '-') throw salient::Error("unknown option '" + a + "' (see --help)");
       else dirs.push_back(a);
     }
     set_threads(threads);

@@ -42,6 +42,10 @@ void bench_model(const std::string& name, const Transformer& model, bool quick, 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (bench::help_requested(argc, argv,
+                            "bench_forward [--threads N] [--quick] [--only-base-128] [MODEL_DIR ...]\n"
+                            "Forward latency and throughput against the measured sgemm peak (see the file header).\n"))
+    return 0;
   int threads = 0;
   bool quick = false, only_base_128 = false;
   std::vector<std::string> dirs;
@@ -50,7 +54,10 @@ int main(int argc, char** argv) {
     if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--quick") quick = true;
     else if (a == "--only-base-128") only_base_128 = true;  // for bench/blas_variants.sh
-    else dirs.push_back(a);
+    else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "bench_forward: unknown option '%s' (see --help)\n", a.c_str());
+      return 2;
+    } else dirs.push_back(a);
   }
   threads = set_threads(threads);
   BlasInfo blas = blas_info();

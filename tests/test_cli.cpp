@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "explain/explainer.h"
 #include "test_util.h"
 #include "util/io.h"
 
@@ -113,4 +114,23 @@ TEST(Cli, BadInputsGiveOneLineErrorsAndNoPartialOutput) {
   // Unknown dataset name.
   expect_one_line_error(run("train --train imdb:train --dev imdb:test --out " + tmp("m") + " --vocab " + model() +
                             "/vocab.txt"), "imdb");
+}
+
+// A word that names no command is an error at every level, also before --help (CLI11 would print
+// the help of the command that follows it).
+TEST(Cli, UnknownCommandWordsAreErrors) {
+  expect_one_line_error(run("smat train --help"), "unknown command 'smat'");
+  expect_one_line_error(run("--threads 1 attattr foo --help"), "attattr: unknown command 'foo'");
+  auto r = run("--quiet --threads 1 info");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// explain --list names every registered method with its parameters' flags.
+TEST(Cli, ExplainListShowsEveryMethodAndItsParameters) {
+  auto r = run("explain --list");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& info : salient::explainer_registry()) {
+    EXPECT_NE(r.out.find(info.name + "  ["), std::string::npos) << info.name;
+    for (const auto& p : info.params) EXPECT_NE(r.out.find(p.flag() + " ("), std::string::npos) << p.flag();
+  }
 }

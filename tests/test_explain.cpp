@@ -12,6 +12,7 @@
 #include <set>
 
 #include "explain/explainer.h"
+#include "expnet/expnet.h"
 #include "explain/ig_kernels.h"
 #include "test_util.h"
 #include "util/error.h"
@@ -273,12 +274,28 @@ TEST(Explain, WordScores) {
 
 namespace {
 
+// A learned explainer's artifact for the reference model: an ExpNet with seeded random weights
+// (the registry tests need an artifact that loads, not a trained one).
+std::string random_expnet_dir(const Classifier& clf) {
+  static const std::string dir = [&] {
+    ExpNetConfig c;
+    c.num_layers = clf.model.num_layers();
+    c.num_heads = clf.model.num_heads();
+    const std::string d = (std::filesystem::temp_directory_path() / "salient_test_expnet").string();
+    ExpNet(c, 3).save(d);
+    return d;
+  }();
+  return dir;
+}
+
 ExplainOptions fast_options(const std::string& method) {
   ExplainOptions o;
+  if (method == "expnet") o.params = {{"expnet", random_expnet_dir(reference_model())}};
   o.seed = 7;
   o.internal_batch = 16;
   if (method == "ig") o.params = {{"steps", 8}};
-  if (method == "lime" || method == "kernel_shap") o.params = {{"samples", 64}, {"exact_max", 4}};
+  if (method == "lime") o.params = {{"samples", 64}};
+  if (method == "kernel_shap") o.params = {{"samples", 64}, {"exact_max", 4}};
   return o;
 }
 
@@ -463,9 +480,27 @@ TEST(Explain, Errors) {
   EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--steps"), std::string::npos);
   o.params = {{"impl", "fast"}};
   EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--impl"), std::string::npos);
+  // Declared parameters only, within their ranges: an unknown name or a value out of range is an
+  // error naming the flag, never silently ignored or replaced by the default.
+  o.params = {{"samples", 100}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--samples: method 'ig' takes no"),
+            std::string::npos);
+  o.params = {{"exact_max", 4}};
+  EXPECT_NE(error_of([&] { make_explainer("lime")->explain(clf, {&enc}, {0}, o); }).find("--exact-max"), std::string::npos);
+  o.params = {{"steps", 0}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--steps: 0 is out of range"),
+            std::string::npos);
+  o.params = {{"samples", 1}};
+  EXPECT_NE(error_of([&] { make_explainer("lime")->explain(clf, {&enc}, {0}, o); }).find("--samples"), std::string::npos);
+  o.params = {{"positional_threshold", 1.5}};
+  EXPECT_NE(error_of([&] { make_explainer("mgae")->explain(clf, {&enc}, {0}, o); }).find("--positional-threshold"),
+            std::string::npos);
+  o.params = {{"start_layer", 0}};
+  EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {0}, o); }).find("it takes none"),
+            std::string::npos);
   o.params = nlohmann::json::object();
   EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {5}, o); }).find("--target"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_model_output("proba"); }).find("--output"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_model_output("proba"); }).find("--score"), std::string::npos);
 }
 
 TEST(Explain, MgaeHeadMaskChangesOnlyWhatReachesLowerLayers) {
@@ -609,8 +644,8 @@ TEST(ExplainCli, ExplainJsonLines) {
   EXPECT_EQ(j["extras"]["steps"], 20);
   std::getline(lines, line);
   EXPECT_EQ(nlohmann::json::parse(line)["word_scores"].size(), 5u);
-  // --target and --output logit.
-  r = run("explain --model " + model_dir() + " --method saliency --target 0 --output logit", "a charming journey\n");
+  // --target and --score logit.
+  r = run("explain --model " + model_dir() + " --method saliency --target 0 --score logit", "a charming journey\n");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["target"], 0);
 }
@@ -620,7 +655,7 @@ TEST(ExplainCli, OneLineErrors) {
   expect_one_line_error(run("explain --model " + model_dir() + " --method nope", "x\n"), "unknown method 'nope'");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --rule simpson", "x\n"), "--rule");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --target 7", "x\n"), "--target");
-  expect_one_line_error(run("explain --model " + model_dir() + " --method ig --output odds", "x\n"), "--output");
+  expect_one_line_error(run("explain --model " + model_dir() + " --method ig --score odds", "x\n"), "--score");
 }
 
 TEST(ExplainCli, BenchmarkTablesAndResume) {

@@ -70,8 +70,10 @@ struct CommonArgs {
 void add_common(CLI::App* cmd, CommonArgs& a, int default_m) {
   a.m = default_m;
   cmd->add_option("--model", a.model, "model directory")->required();
-  cmd->add_option("--m", a.m, "integration points (default " + std::to_string(default_m) + ")");
-  cmd->add_option("--rule", a.rule, "left (default, as the authors' code) | right | midpoint | trapezoid | gauss");
+  cmd->add_option("--steps,--m", a.m, "integration points m (default " + std::to_string(default_m) + ")");
+  cmd->add_option("--rule", a.rule,
+                  "riemann_left (default, as the authors' code; alias left) | riemann_right | riemann_middle | "
+                  "riemann_trapezoid | gausslegendre (aliases right, midpoint, trapezoid, gauss)");
   cmd->add_option("--max-batch-mb", a.max_batch_mb, "memory bound for one chunk of integration points (MiB)");
   cmd->add_option("--data-dir", a.data_dir, "directory of the shared datasets");
   cmd->add_flag("--float64", a.float64, "compute in double precision");
@@ -192,7 +194,7 @@ void run_attribute(const AttributeArgs& a) {
     j["target_label"] = clf.label_name(r.target);
     j["probs"] = to_vector(r.probs);
     j["m"] = o.m;
-    j["rule"] = rule_name(o.rule);
+    j["rule"] = rule_short_name(o.rule);
     j["layer_ids"] = layer_ids;
     json layers = json::array(), completeness = json::array(), token_out = json::array(), token_in = json::array(),
          word_out = json::array(), word_in = json::array();
@@ -245,7 +247,7 @@ json head_scores_json(const Classifier& clf, const HeadsArgs& a) {
   j["data"] = a.data;
   j["examples"] = set.encodings.size();
   j["m"] = o.m;
-  j["rule"] = rule_name(o.rule);
+  j["rule"] = rule_short_name(o.rule);
   j["target"] = a.target;
   j["seed"] = a.seed;
   json orderings;
@@ -275,7 +277,7 @@ struct PruneArgs {
 
 void run_prune(const PruneArgs& a) {
   Classifier clf = load(a.h.c);
-  if (a.steps <= 0) fail("--steps: must be positive (got {})", a.steps);
+  if (a.steps <= 0) fail("--prune-steps: must be positive (got {})", a.steps);
   json scores = a.heads_file.empty() ? head_scores_json(clf, a.h) : parse_json_file(a.heads_file);
   if (!scores.contains("scores")) fail("--heads: '{}' has no 'scores' (write it with salient attattr heads)", a.heads_file);
   LabelledSet eval = load_set(clf, a.eval_data, a.h.c.data_dir, 0, "--eval-data");
@@ -371,7 +373,7 @@ void run_tree(const TreeArgs& a) {
   for (const auto& la : r.layers) sums.push_back(layer_sum(la));
   AttributionTree t = build_tree(torch::stack(sums), a.tau, a.top_tau > 0 ? a.top_tau : a.tau, a.top_layer);
   json j = {{"model", clf.dir}, {"tokens", e.tokens}, {"target", r.target}, {"target_label", clf.label_name(r.target)},
-            {"m", o.m}, {"rule", rule_name(o.rule)}, {"tau", a.tau}, {"top_tau", a.top_tau > 0 ? a.top_tau : a.tau},
+            {"m", o.m}, {"rule", rule_short_name(o.rule)}, {"tau", a.tau}, {"top_tau", a.top_tau > 0 ? a.top_tau : a.tau},
             {"top_layer", t.top_layer}, {"num_layers", clf.model.num_layers()}, {"root", t.root}};
   json nodes = json::array(), edges = json::array();
   for (size_t i = 0; i < e.tokens.size(); ++i)
@@ -410,7 +412,7 @@ void run_triggers(const TriggerArgs& a) {
   std::vector<TriggerPattern> patterns = mine_trigger_patterns(clf, mine, o, a.min_score);
   std::vector<double> before = accuracy_per_class(clf.model, dev_set, n_labels);
   json j = {{"model", clf.dir}, {"train", a.train}, {"mined_examples", mine.encodings.size()}, {"dev", a.dev},
-            {"m", o.m}, {"rule", rule_name(o.rule)}, {"valid_patterns", patterns.size()}, {"accuracy_before", before}};
+            {"m", o.m}, {"rule", rule_short_name(o.rule)}, {"valid_patterns", patterns.size()}, {"accuracy_before", before}};
   std::string md = fmt::format("Adversarial triggers on {} (mined from {} examples of {}, m = {}), accuracy per gold class on {}\n\n"
                                "| pattern | layer.head | score | target | ",
                                clf.dir, mine.encodings.size(), a.train, o.m, a.dev);
@@ -472,7 +474,7 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   attr->add_option("--layers", at.layers, "comma-separated layers (default: all)");
   attr->add_option("--target", at.target, "pred (default) | gold (needs 'label' in the input) | class number or name");
   attr->add_option("--input,-i", at.input, "input JSON/text lines (default stdin)");
-  attr->add_option("--output,-o", at.output, "output file (default stdout)");
+  attr->add_option("--out,-o,--output", at.output, "output file (default stdout)");
   attr->add_option("--html", at.html, "write an HTML view (head heatmaps + token matrix) of one example");
   attr->add_option("--html-index", at.html_index, "which input line the HTML view shows (default 0)");
   attr->add_flag("--straightforward", at.straightforward, "reference path: m full forward+backward passes per layer");
@@ -495,7 +497,7 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   prune->add_option("--limit", pr.h.limit, "examples for the head scores (default 200)");
   prune->add_option("--seed", pr.h.seed, "seed of the random ordering");
   prune->add_option("--eval-data", pr.eval_data, "accuracy on this whole dataset (default sst2:dev)");
-  prune->add_option("--steps", pr.steps, "curve steps (default 10: 0%, 10%, … 100%)");
+  prune->add_option("--prune-steps", pr.steps, "points of the pruning curve (default 10: 0%, 10%, … 100%)");
   prune->add_option("--layer", pr.layer, "also prune the top-k heads of this layer, k = 0..H");
   prune->add_option("--out,-o", pr.h.out, "output JSON (default stdout)");
   prune->add_option("--svg", pr.svg, "plot of the curves");

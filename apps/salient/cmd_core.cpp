@@ -2,6 +2,8 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "data/dataset.h"
+#include "eval/classification.h"
 #include "model/classifier.h"
 #include "train/trainer.h"
 #include "util/progress.h"
@@ -92,6 +94,28 @@ void run_predict(const PredictArgs& a) {
   out.commit();
 }
 
+// ---- evaluate ----
+struct EvaluateArgs {
+  std::string model, data, data_dir;
+  int64_t batch_size = 64, max_length = 0;
+};
+
+// Accuracy, macro-F1 and MCC of a model on a labelled dataset, e.g. a held-out test split.
+void run_evaluate(const EvaluateArgs& a) {
+  if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
+  Dataset data = load_dataset(a.data, a.data_dir.empty() ? default_data_dir() : a.data_dir);
+  for (size_t i = 0; i < data.records.size(); ++i)
+    if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", a.data, i + 1);
+  Classifier clf = load_classifier(a.model);
+  const int64_t max_length = a.max_length > 0 ? a.max_length : clf.model.config().max_tokens();
+  ClassificationMetrics m = evaluate_classifier(clf, data, max_length, a.batch_size);
+  std::cout << nlohmann::json({{"model", a.model}, {"data", a.data}, {"examples", m.count}, {"accuracy", m.accuracy},
+                               {"macro_f1", m.macro_f1}, {"mcc", m.mcc}, {"max_length", max_length}})
+                   .dump()
+            << "\n";
+}
+
 // ---- info ----
 void run_info(const std::string& model_dir, bool json_out) {
   BlasInfo blas = blas_info();
@@ -139,7 +163,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   tok_cmd->add_option("--model", tk.model, "model directory (uses its tokenizer)");
   tok_cmd->add_option("--tokenizer", tk.tokenizer, "tokenizer.json, vocab.txt or a directory");
   tok_cmd->add_option("--input,-i", tk.input, "input file (default stdin)");
-  tok_cmd->add_option("--output,-o", tk.output, "output file (default stdout)");
+  tok_cmd->add_option("--out,-o,--output", tk.output, "output file (default stdout)");
   tok_cmd->add_option("--max-length", tk.max_length, "truncate to this many tokens incl. specials (0 = none)");
   tok_cmd->add_option("--truncation", tk.truncation, "longest_first | only_first | only_second");
 
@@ -147,9 +171,17 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* pred_cmd = app.add_subcommand("predict", "classify text/JSON lines → label, label_id, logits, probs");
   pred_cmd->add_option("--model", pr.model, "model directory (config.json + model.safetensors + vocab)")->required();
   pred_cmd->add_option("--input,-i", pr.input, "input file (default stdin)");
-  pred_cmd->add_option("--output,-o", pr.output, "output file (default stdout)");
+  pred_cmd->add_option("--out,-o,--output", pr.output, "output file (default stdout)");
   pred_cmd->add_option("--batch-size", pr.batch_size, "examples per forward pass");
   pred_cmd->add_option("--max-length", pr.max_length, "truncate inputs to this many tokens (default: the model's limit)");
+
+  static EvaluateArgs ev;
+  auto* eval_cmd = app.add_subcommand("evaluate", "accuracy, macro-F1 and MCC on a labelled dataset (e.g. a held-out test split)");
+  eval_cmd->add_option("--model", ev.model, "model directory")->required();
+  eval_cmd->add_option("--data", ev.data, "labelled data: sst2:test, cola:ood, hatexplain:test, eraser:test, ... or a file")->required();
+  eval_cmd->add_option("--data-dir", ev.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  eval_cmd->add_option("--batch-size", ev.batch_size, "examples per forward pass");
+  eval_cmd->add_option("--max-length", ev.max_length, "truncate inputs to this many tokens (default: the model's limit)");
 
   static std::string info_model;
   static bool info_json = false;
@@ -191,6 +223,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({tok_cmd, [] { run_tokenize(tk); }});
   commands.push_back({pred_cmd, [] { run_predict(pr); }});
   commands.push_back({info_cmd, [] { run_info(info_model, info_json); }});
+  commands.push_back({eval_cmd, [] { run_evaluate(ev); }});
   commands.push_back({train_cmd, [] {
     TrainResult r = train_classifier(tr);
     std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"accuracy", r.best.accuracy}, {"macro_f1", r.best.macro_f1},

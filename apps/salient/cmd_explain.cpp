@@ -20,86 +20,153 @@ namespace salient::cli {
 
 namespace {
 
-// Method options shared by both commands; only those given on the command line are passed on.
+// Options shared by both commands: the explained output, seed and internal batch, and one flag
+// per method parameter any registered method declares (--steps, --rule, --samples, --expnet...),
+// parsed by the declared type for the methods that take it. A flag given that no chosen method
+// takes is an error.
 struct MethodArgs {
-  int64_t steps = -1, samples = -1, start_layer = -1, internal_batch = 64;  // -1: the method's default
-  std::string rule, baseline, impl, removal, heads, output, lime_features;
-  double positional_threshold = -1, kernel_width = -1;
-  int64_t exact_max = -1;
+  std::map<std::string, std::string> given;          // parameter name → text as given
+  std::map<std::string, CLI::Option*> flags;         // parameter name → its flag
+  std::string score;
+  int64_t internal_batch = 64;
   uint64_t seed = 0;
 
   void add(CLI::App* cmd) {
-    cmd->add_option("--steps", steps, "ig: integration points (default 50)");
-    cmd->add_option("--rule", rule,
-                    "ig: gausslegendre (default, as Captum) | riemann_left | riemann_right | riemann_middle | "
-                    "riemann_trapezoid");
-    cmd->add_option("--baseline", baseline, "ig: pad (keeps [CLS]/[SEP]/[PAD]; [UNK] too is replaced) | zeros | mask");
-    cmd->add_option("--impl", impl, "ig: fused (CPU default) | autograd | plain — same values, for A/B timing");
-    cmd->add_option("--samples", samples, "lime (default 5000, lime's) / kernel_shap (default 2d + 2048): perturbations per input");
-    cmd->add_option("--lime-features", lime_features,
-                    "lime: words (default, lime's bag of words: a word and all its occurrences) | positions (each token)");
-    cmd->add_option("--kernel-width", kernel_width, "lime: width of the exponential kernel (default 25)");
-    cmd->add_option("--exact-max", exact_max, "kernel_shap: enumerate all coalitions up to this many tokens (default 10)");
-    cmd->add_option("--removal", removal, "occlusion / lime / kernel_shap / faithfulness: mask | delete");
-    cmd->add_option("--start-layer", start_layer, "rollout: first layer rolled out (default 0)");
-    cmd->add_option("--heads", heads, "mgae: heads that pass relevance down, LAYER.HEAD,... (default: positional heads)");
-    cmd->add_option("--positional-threshold", positional_threshold,
-                    "mgae: share of tokens whose top key is the next/previous token that makes a head positional (0.8)");
+    std::map<std::string, std::vector<std::string>> takers;
+    std::map<std::string, const ParamSpec*> spec;
+    for (const auto& info : explainer_registry())
+      for (const auto& p : info.params) {
+        takers[p.name].push_back(info.name);
+        spec.emplace(p.name, &p);
+      }
+    for (const auto& [name, p] : spec) {
+      std::string methods;
+      for (const auto& m : takers[name]) methods += (methods.empty() ? "" : ", ") + m;
+      flags[name] = cmd->add_option(p->flag(), given[name], methods + ": " + p->doc + " (see --list)");
+    }
     cmd->add_option("--internal-batch", internal_batch, "rows per internal forward pass (bounds memory)");
-    cmd->add_option("--output", output,
+    cmd->add_option("--score", score,
                     "explained output: prob (softmax probability) | logit; default: the method's own (logit for the "
                     "gradient-weighted attention methods, prob otherwise)");
-    cmd->add_option("--seed", seed, "seed of the sampling methods");
+    cmd->add_option("--seed", seed, "seed of the sampling methods and of the order of tied scores");
   }
-  ExplainOptions options() const {
-    ExplainOptions o;
-    if (!output.empty()) o.output = parse_model_output(output);
-    o.seed = seed;
+  bool was_given(const std::string& name) const { return flags.at(name)->count() > 0; }
+  // Every given parameter flag must be taken by at least one of `methods`.
+  void check_taken(const std::vector<std::string>& methods) const {
+    for (const auto& [name, flag] : flags) {
+      if (flag->count() == 0) continue;
+      bool taken = false;
+      for (const auto& m : methods)
+        for (const auto& p : explainer_info(m).params) taken |= p.name == name;
+      if (!taken) {
+        std::string list;
+        for (const auto& m : methods) list += (list.empty() ? "" : ", ") + m;
+        fail("{}: not a parameter of {} (salient explain --list shows each method's parameters)", flag->get_name(), list);
+      }
+    }
+  }
+  ExplainOptions options_for(const std::string& method) const {
     if (internal_batch <= 0) fail("--internal-batch: must be positive (got {})", internal_batch);
+    ExplainOptions o;
+    if (!score.empty()) o.output = parse_model_output(score);
+    o.seed = seed;
     o.internal_batch = internal_batch;
-    if (steps != -1) o.params["steps"] = steps;
-    if (samples != -1) o.params["samples"] = samples;
-    if (start_layer >= 0) o.params["start_layer"] = start_layer;
-    if (!rule.empty()) o.params["rule"] = rule;
-    if (!baseline.empty()) o.params["baseline"] = baseline;
-    if (!impl.empty()) o.params["impl"] = impl;
-    if (!removal.empty()) o.params["removal"] = removal;
-    if (!heads.empty()) o.params["heads"] = heads;
-    if (positional_threshold >= 0) o.params["positional_threshold"] = positional_threshold;
-    if (!lime_features.empty()) o.params["features"] = lime_features;
-    if (kernel_width != -1) o.params["kernel_width"] = kernel_width;
-    if (exact_max != -1) o.params["exact_max"] = exact_max;
-    return o;
+    for (const auto& p : explainer_info(method).params) {
+      if (!was_given(p.name)) continue;
+      const std::string& text = given.at(p.name);
+      size_t used = 0;
+      try {
+        if (p.type == ParamSpec::Type::Int) o.params[p.name] = static_cast<int64_t>(std::stoll(text, &used));
+        else if (p.type == ParamSpec::Type::Number) o.params[p.name] = std::stod(text, &used);
+        else o.params[p.name] = text, used = text.size();
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || text.empty())
+        fail("{}: expected {} {}, got '{}'", p.flag(), p.type == ParamSpec::Type::Int ? "an" : "a",
+             p.type == ParamSpec::Type::Int ? "integer" : "number", text);
+    }
+    return with_declared_params(explainer_info(method), o);  // ranges and choices checked here, before any work
   }
 };
+
+// Every registered method with its family, summary, default output and parameters.
+std::string method_list() {
+  std::ostringstream out;
+  for (const auto& info : explainer_registry()) {
+    auto e = info.make();
+    const std::string output = !e->uses_model_output() ? ""
+                               : e->default_output() == ModelOutput::Logit ? "; explains the target logit"
+                                                                           : "; explains the target probability";
+    out << info.name << "  [" << info.family << output << "]\n  " << info.summary << "\n";
+    for (const auto& p : info.params) out << "    " << p.describe() << "\n";
+  }
+  return out.str();
+}
 
 // ---- explain ----
 struct ExplainArgs {
   std::string model, method, input = "-", out = "-", target = "pred", word_agg = "sum";
   int64_t batch_size = 16;
   int max_length = 0;
+  bool list = false;
   MethodArgs m;
 };
 
+// The class to explain for one input: pred (the prediction), gold (the input's "label" field, a
+// class index or a label name), a class index, or a label name.
+int64_t resolve_target(const std::string& target, const Classifier& clf, const InputItem& item, const std::string& where) {
+  const int64_t num_labels = clf.model.config().num_labels;
+  auto from_value = [&](const nlohmann::json& v, const std::string& what) -> int64_t {
+    int64_t id = -1;
+    if (v.is_number_integer()) id = v.get<int64_t>();
+    else if (v.is_string()) {
+      const std::string name = v.get<std::string>();
+      const auto& labels = clf.model.config().id2label;
+      auto it = std::find(labels.begin(), labels.end(), name);
+      if (it == labels.end()) {
+        size_t used = 0;
+        try {
+          id = std::stoll(name, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != name.size() || name.empty()) {
+          std::string valid;
+          for (const auto& l : labels) valid += (valid.empty() ? "" : ", ") + l;
+          fail("{}: unknown label '{}' (the model's labels: {})", what, name, valid);
+        }
+      } else {
+        id = it - labels.begin();
+      }
+    } else {
+      fail("{}: expected a class index or a label name, got {}", what, v.dump());
+    }
+    if (id < 0 || id >= num_labels) fail("{}: class {} out of range for a model with {} labels", what, id, num_labels);
+    return id;
+  };
+  if (target == "gold") {
+    if (!item.fields.is_object() || !item.fields.contains("label") || item.fields["label"].is_null())
+      fail("--target gold: {} has no \"label\" field", where);
+    return from_value(item.fields["label"], where + ": label");
+  }
+  return from_value(nlohmann::json(target), "--target");
+}
+
 void run_explain(const ExplainArgs& a) {
+  if (a.list) {
+    std::cout << method_list();
+    return;
+  }
+  if (a.model.empty()) fail("--model: required");
+  if (a.method.empty()) fail("--method: required (salient explain --list shows the methods)");
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.word_agg != "sum" && a.word_agg != "max") fail("--word-agg: expected sum or max, got '{}'", a.word_agg);
   auto explainer = make_explainer(a.method);  // unknown names fail before the model loads
-  const ExplainOptions opts = a.m.options();
+  a.m.check_taken({a.method});
+  const ExplainOptions opts = a.m.options_for(a.method);
   Classifier clf = load_classifier(a.model);
-  const int64_t num_labels = clf.model.config().num_labels;
-  int64_t fixed_target = -1;
-  if (a.target != "pred") {
-    try {
-      size_t used = 0;
-      fixed_target = std::stoll(a.target, &used);
-      if (used != a.target.size()) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      fail("--target: expected 'pred' or a class index, got '{}'", a.target);
-    }
-    if (fixed_target < 0 || fixed_target >= num_labels)
-      fail("--target: class {} out of range for a model with {} labels", fixed_target, num_labels);
-  }
+  if (a.target != "pred" && a.target != "gold") resolve_target(a.target, clf, InputItem{}, "--target");
   auto items = read_input_items(a.input);
   std::vector<Encoding> encs;
   for (const auto& item : items) {
@@ -112,8 +179,14 @@ void run_explain(const ExplainArgs& a) {
   for (size_t s = 0; s < encs.size(); s += a.batch_size) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(encs.size(), s + a.batch_size); ++i) chunk.push_back(&encs[i]);
-    std::vector<int64_t> targets =
-        fixed_target >= 0 ? std::vector<int64_t>(chunk.size(), fixed_target) : predicted_classes(clf, chunk);
+    std::vector<int64_t> targets;
+    if (a.target == "pred") {
+      targets = predicted_classes(clf, chunk);
+    } else {
+      for (size_t i = s; i < s + chunk.size(); ++i)
+        targets.push_back(resolve_target(a.target, clf, items[i],
+                                         fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, items[i].line_no)));
+    }
     std::vector<Explanation> ex = explainer->explain(clf, chunk, targets, opts);
     for (size_t i = 0; i < chunk.size(); ++i) {
       const InputItem& item = items[s + i];
@@ -184,7 +257,10 @@ void run_benchmark(const BenchmarkArgs& a) {
   if (methods.empty()) fail("--methods: give at least one method");
   if (metrics.empty()) fail("--metrics: give at least one metric");
   std::map<std::string, std::unique_ptr<Explainer>> explainers;
+  std::map<std::string, ExplainOptions> method_options;
   for (const auto& m : methods) explainers[m] = make_explainer(m);
+  a.m.check_taken(methods);
+  for (const auto& m : methods) method_options[m] = a.m.options_for(m);
   bool want_plaus = false, want_faith = false;
   for (const auto& m : metrics) {
     const bool p = std::count(kPlausibility.begin(), kPlausibility.end(), m) > 0;
@@ -199,12 +275,11 @@ void run_benchmark(const BenchmarkArgs& a) {
     want_plaus |= p;
     want_faith |= f;
   }
-  const ExplainOptions opts = a.m.options();
   FaithfulnessOptions fopts;
-  fopts.removal = parse_removal(a.m.removal.empty() ? "mask" : a.m.removal);
+  fopts.removal = parse_removal(a.m.was_given("removal") ? a.m.given.at("removal") : "mask");
   fopts.tie_seed = a.m.seed;
   // Faithfulness measures the probability (ERASER) unless an output is asked for explicitly.
-  const ModelOutput metric_output = opts.output.value_or(ModelOutput::Probability);
+  const ModelOutput metric_output = a.m.score.empty() ? ModelOutput::Probability : parse_model_output(a.m.score);
 
   std::string data_dir = a.data_dir;
   if (data_dir.empty() && !shared_dir().empty()) data_dir = join_path(shared_dir(), "data");
@@ -257,7 +332,7 @@ void run_benchmark(const BenchmarkArgs& a) {
       std::vector<int64_t> todo_targets = predicted_classes(clf, todo_encs);
       PeakMemorySampler sampler;
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<Explanation> ex = explainers[method]->explain(clf, todo_encs, todo_targets, opts);
+      std::vector<Explanation> ex = explainers[method]->explain(clf, todo_encs, todo_targets, method_options[method]);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
                         double(todo.size());
       const double mem = sampler.stop();
@@ -295,7 +370,7 @@ void run_benchmark(const BenchmarkArgs& a) {
           const int64_t target = ex[k].target;
           SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
             return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), metric_output,
-                                   opts.internal_batch);
+                                   a.m.internal_batch);
           };
           int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
           if (data.has_rationales()) {
@@ -450,11 +525,13 @@ void run_benchmark(const BenchmarkArgs& a) {
 void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   static ExplainArgs ex;
   auto* ex_cmd = app.add_subcommand("explain", "explain predictions: JSON lines → method, target, tokens, scores, word_scores, extras");
-  ex_cmd->add_option("--model", ex.model, "model directory")->required();
-  ex_cmd->add_option("--method", ex.method, "explainer name (see docs/explainers.md)")->required();
+  ex_cmd->add_option("--model", ex.model, "model directory");
+  ex_cmd->add_option("--method", ex.method, "explainer name (salient explain --list)");
+  ex_cmd->add_flag("--list", ex.list, "list every method with its summary, default output and parameters");
   ex_cmd->add_option("--input,-i", ex.input, "input file (default stdin)");
-  ex_cmd->add_option("--out,-o", ex.out, "output file (default stdout)");
-  ex_cmd->add_option("--target", ex.target, "class to explain: pred (default) or a class index");
+  ex_cmd->add_option("--out,-o,--output", ex.out, "output file (default stdout)");
+  ex_cmd->add_option("--target", ex.target,
+                     "class to explain: pred (default), gold (the input's \"label\"), a class index or a label name");
   ex_cmd->add_option("--batch-size", ex.batch_size, "inputs explained together");
   ex_cmd->add_option("--max-length", ex.max_length, "truncate inputs to this many tokens");
   ex_cmd->add_option("--word-agg", ex.word_agg, "word scores: sum (default) or max over the word's pieces");

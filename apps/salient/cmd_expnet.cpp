@@ -286,7 +286,7 @@ void add_expnet_commands(CLI::App& app, std::vector<Command>& commands) {
   explain->add_option("--model", ex.model, "classifier directory")->required();
   explain->add_option("--expnet", ex.expnet, "ExpNet directory")->required();
   explain->add_option("--input,-i", ex.input, "input file (default stdin)");
-  explain->add_option("--output,-o", ex.output, "output file (default stdout)");
+  explain->add_option("--out,-o,--output", ex.output, "output file (default stdout)");
   explain->add_option("--html", ex.html, "also write a heatmap page");
   explain->add_option("--batch-size", ex.batch_size, "inputs per forward pass");
 

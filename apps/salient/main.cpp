@@ -7,6 +7,38 @@
 
 namespace salient::cli {
 
+namespace {
+
+// CLI11 reads a word it does not know as an extra argument, and `--help` after a subcommand then
+// prints that subcommand's help (`salient smat train --help` showed train's). Walk the words
+// first: until a command without subcommands is reached, each word that is not an option (or an
+// option's value) must name a subcommand of the group it stands in.
+void check_command_words(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (at->get_subcommands({}).empty()) return;  // a leaf command parses the rest itself
+    if (word.rfind("-", 0) == 0) {
+      const std::string name = word.substr(0, word.find('='));
+      const CLI::Option* opt = at->get_option_no_throw(name);
+      if (opt && opt->get_expected_min() > 0 && word.find('=') == std::string::npos) ++i;  // its value
+      continue;
+    }
+    CLI::App* sub = nullptr;
+    for (CLI::App* c : at->get_subcommands({}))
+      if (c->get_name() == word) sub = c;
+    if (!sub) {
+      std::string valid;
+      for (CLI::App* c : at->get_subcommands({})) valid += (valid.empty() ? "" : ", ") + c->get_name();
+      if (at == &app) fail("unknown command '{}' (commands: {})", word, valid);
+      fail("{}: unknown command '{}' (commands: {})", at->get_name(), word, valid);
+    }
+    at = sub;
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"salient: why did this transformer predict that?"};
   app.require_subcommand(1);
@@ -19,6 +51,7 @@ int main(int argc, char** argv) {
   add_explain_commands(app, commands);
   add_attattr_commands(app, commands);
   add_expnet_commands(app, commands);
+  check_command_words(app, argc, argv);
   CLI11_PARSE(app, argc, argv);
   Progress::set_enabled(!quiet);
   set_threads(threads);

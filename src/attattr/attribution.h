@@ -13,18 +13,15 @@
 #include <vector>
 
 #include "model/transformer.h"
+#include "util/quadrature.h"
 
 namespace salient::attattr {
 
-enum class Rule { Left, Right, Midpoint, Trapezoid, GaussLegendre };
-Rule parse_rule(const std::string& name);  // left | right | midpoint | trapezoid | gauss
-std::string rule_name(Rule rule);
-
-// Points α_k in [0, 1] and weights w_k (Σ w_k = 1) with ∫0^1 g ≈ Σ w_k g(α_k).
-struct Quadrature {
-  std::vector<double> alphas, weights;
-};
-Quadrature make_quadrature(Rule rule, int m);
+// Quadrature rules and points: util/quadrature.h (the names IG uses too). AttAttr uses the exact
+// convention (α_k = k/m for the left rule, as the authors' code), and `--m` names the count.
+inline Quadrature make_quadrature(Rule rule, int m) {
+  return salient::make_quadrature(rule, m, QuadratureConvention::Exact, "--m");
+}
 
 struct AttributionOptions {
   int m = 20;

@@ -63,7 +63,8 @@ class AttentionExplainer : public Explainer {
   std::string name() const override { return name_; }
   // Gradient-weighted methods explain the target logit by default, as their authors' code.
   ModelOutput default_output() const override { return with_grad_ ? ModelOutput::Logit : ModelOutput::Probability; }
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  bool uses_model_output() const override { return with_grad_; }
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
     std::vector<Explanation> out;
@@ -137,7 +138,7 @@ class MeanAttention : public AttentionExplainer {
 
 
 int64_t start_layer(const ExplainOptions& o, size_t layers) {
-  const int64_t s = param_int(o, "start_layer", 0);
+  const int64_t s = param_int(o, "start_layer");
   if (s < 0 || s >= static_cast<int64_t>(layers)) fail("--start-layer: {} out of range for {} layers", s, layers);
   return s;
 }

@@ -1,6 +1,8 @@
 // Registry, shared helpers, predicted classes, word alignment and batched sequence scoring.
 #include "explain/explainer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <cmath>
@@ -14,36 +16,156 @@ namespace salient {
 ModelOutput parse_model_output(const std::string& name) {
   if (name == "prob" || name == "probability") return ModelOutput::Probability;
   if (name == "logit") return ModelOutput::Logit;
-  fail("--output: unknown value '{}' (expected prob or logit)", name);
+  fail("--score: unknown value '{}' (expected prob or logit)", name);
+}
+
+namespace {
+
+ParamSpec int_param(std::string name, nlohmann::json def, double min, double max, std::string doc) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamSpec::Type::Int;
+  p.default_value = std::move(def);
+  p.min = min;
+  p.max = max;
+  p.doc = std::move(doc);
+  return p;
+}
+ParamSpec number_param(std::string name, double def, double min, double max, std::string doc) {
+  ParamSpec p = int_param(std::move(name), def, min, max, std::move(doc));
+  p.type = ParamSpec::Type::Number;
+  return p;
+}
+ParamSpec choice_param(std::string name, std::string def, std::vector<std::string> choices, std::string doc) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.default_value = std::move(def);
+  p.choices = std::move(choices);
+  p.doc = std::move(doc);
+  return p;
+}
+ParamSpec string_param(std::string name, nlohmann::json def, std::string doc) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.default_value = std::move(def);
+  p.doc = std::move(doc);
+  return p;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+ParamSpec removal_param() {
+  return choice_param("removal", "mask", {"mask", "delete"}, "a removed token is replaced by [MASK] or deleted");
+}
+ParamSpec start_layer_param() { return int_param("start_layer", 0, 0, kInf, "first layer rolled out"); }
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+std::string number_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+std::string ParamSpec::flag() const {
+  std::string f = "--" + name;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+std::string ParamSpec::type_name() const {
+  switch (type) {
+    case Type::Int: return "int";
+    case Type::Number: return "number";
+    case Type::String: return "string";
+  }
+  return "?";
+}
+
+std::string ParamSpec::describe() const {
+  std::string range;
+  if (!choices.empty()) range = join(choices, " | ");
+  else if (type != Type::String && (std::isfinite(min) || std::isfinite(max)))
+    range = std::isfinite(max) ? fmt::format("{} in [{}, {}]", type_name(), number_text(min), number_text(max))
+                               : fmt::format("{} >= {}", type_name(), number_text(min));
+  else range = type_name();
+  const std::string def = default_value.is_null() ? "no default"
+                          : default_value.is_string() ? "default '" + default_value.get<std::string>() + "'"
+                                                       : "default " + default_value.dump();
+  return fmt::format("{} ({}; {}): {}", flag(), range, def, doc);
 }
 
 const std::vector<ExplainerInfo>& explainer_registry() {
   using namespace explain;
+  const std::vector<std::string> rules = {"gausslegendre", "riemann_left", "riemann_right", "riemann_middle",
+                                          "riemann_trapezoid", "gauss", "left", "right", "middle", "midpoint",
+                                          "trapezoid", "gauss_legendre", "gauss-legendre"};
   static const std::vector<ExplainerInfo> registry = {
-      {"random", "uniform random scores (a floor for every metric)", make_random},
-      {"saliency", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)", make_saliency},
-      {"grad_x_input", "gradient · word embedding, summed over the hidden dimension", make_grad_x_input},
-      {"ig", "integrated gradients on the word embeddings (Sundararajan et al. 2017)", make_integrated_gradients},
-      {"occlusion", "leave-one-out: output drop when a token is masked or deleted", make_occlusion},
-      {"raw_attention", "last layer, [CLS] row, mean over heads", make_raw_attention},
-      {"attention_mean", "attention to each token, mean over all layers, heads and queries (SMaT)",
+      {"random", "baseline", "uniform random scores (a floor for every metric)", {}, make_random},
+      {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)", {},
+       make_saliency},
+      {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension", {},
+       make_grad_x_input},
+      {"ig", "gradient", "integrated gradients on the word embeddings (Sundararajan et al. 2017)",
+       {int_param("steps", 50, 2, kInf, "integration points"),
+        choice_param("rule", "gausslegendre", rules, "quadrature rule (Captum's names; short aliases accepted)"),
+        choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
+                     "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),
+        choice_param("impl", "auto", {"auto", "fused", "autograd", "plain"},
+                     "implementation (same values up to rounding): fused on CPU, autograd elsewhere")},
+       make_integrated_gradients},
+      {"occlusion", "perturbation", "leave-one-out: output drop when a token is masked or deleted", {removal_param()},
+       make_occlusion},
+      {"raw_attention", "attention", "last layer, [CLS] row, mean over heads", {}, make_raw_attention},
+      {"attention_mean", "attention", "attention to each token, mean over all layers, heads and queries (SMaT)", {},
        make_attention_mean_all},
-      {"attention_mean_last", "as attention_mean over the last layer only (SMaT)", make_attention_mean_last},
-      {"rollout", "attention rollout with the residual identity (Abnar & Zuidema 2020)", make_rollout},
-      {"attention_gradcam", "GradCAM on the last layer's attention (Chefer et al. 2021 code)", make_attention_gradcam},
-      {"cam", "last layer: attention gradient, mean over heads and queries, positive part (Mask-LRP's generate_gradcam)",
+      {"attention_mean_last", "attention", "as attention_mean over the last layer only (SMaT)", {},
+       make_attention_mean_last},
+      {"rollout", "attention", "attention rollout with the residual identity (Abnar & Zuidema 2020)",
+       {start_layer_param()}, make_rollout},
+      {"attention_gradcam", "attention", "GradCAM on the last layer's attention (Chefer et al. 2021 code)", {},
+       make_attention_gradcam},
+      {"cam", "attention",
+       "last layer: attention gradient, mean over heads and queries, positive part (Mask-LRP's generate_gradcam)", {},
        make_attention_cam},
-      {"gae", "generic attention explainability (Chefer et al. 2021b)", make_gae},
-      {"attcat", "attentive class activation tokens (Qiang et al. 2022)", make_attcat},
-      {"lrp_partial", "LRP relevance of the last layer's attention, [CLS] row (Chefer et al. 2021 code)", make_lrp_partial},
-      {"lrp_full", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
-       make_lrp_full},
-      {"transformer_attribution", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out", make_transformer_attribution},
-      {"mgae", "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through kept heads (positional, or --heads)",
+      {"gae", "attention", "generic attention explainability (Chefer et al. 2021b)", {}, make_gae},
+      {"attcat", "attention", "attentive class activation tokens (Qiang et al. 2022)", {}, make_attcat},
+      {"lrp_partial", "lrp", "LRP relevance of the last layer's attention, [CLS] row (Chefer et al. 2021 code)", {},
+       make_lrp_partial},
+      {"lrp_full", "lrp", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
+       {}, make_lrp_full},
+      {"transformer_attribution", "lrp", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out",
+       {start_layer_param()}, make_transformer_attribution},
+      {"mgae", "lrp",
+       "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through kept "
+       "heads (positional, or --heads)",
+       {start_layer_param(),
+        string_param("heads", "", "heads that pass relevance down, LAYER.HEAD,... (empty: the input's positional heads)"),
+        number_param("positional_threshold", 0.8, 0, 1,
+                     "share of tokens whose top key is the next/previous token that makes a head positional")},
        make_mgae},
-      {"lime", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)", make_lime},
-      {"kernel_shap", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
+      {"lime", "perturbation", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)",
+       {int_param("samples", 5000, 2, kInf, "perturbed samples per input (lime's default)"),
+        choice_param("features", "words", {"words", "positions"},
+                     "words: lime's bag of words (a word and all its occurrences); positions: each token"),
+        number_param("kernel_width", 25.0, 1e-12, kInf, "width of the exponential kernel on the cosine distance"),
+        removal_param()},
+       make_lime},
+      {"kernel_shap", "perturbation", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
+       {int_param("samples", nullptr, 4, kInf, "evaluation budget when sampling (no value: 2d + 2048, shap's)"),
+        int_param("exact_max", 10, 0, 20, "enumerate every coalition up to this many tokens (exact Shapley values)"),
+        removal_param()},
        make_kernel_shap},
+      {"expnet", "learned",
+       "ExpNet (Mihaila 2026): a trained MLP from attention features to token importance (salient expnet train)",
+       {string_param("expnet", nullptr, "directory of a trained ExpNet (expnet.json + expnet.safetensors)")},
+       make_expnet},
   };
   return registry;
 }
@@ -54,12 +176,80 @@ std::vector<std::string> explainer_names() {
   return names;
 }
 
-std::unique_ptr<Explainer> make_explainer(const std::string& name) {
+std::vector<std::string> post_hoc_explainer_names() {
+  std::vector<std::string> names;
   for (const auto& e : explainer_registry())
-    if (e.name == name) return e.make();
-  std::string valid;
-  for (const auto& n : explainer_names()) valid += (valid.empty() ? "" : ", ") + n;
-  fail("--method: unknown method '{}' (valid: {})", name, valid);
+    if (e.family != "learned") names.push_back(e.name);
+  return names;
+}
+
+const ExplainerInfo& explainer_info(const std::string& name) {
+  for (const auto& e : explainer_registry())
+    if (e.name == name) return e;
+  fail("--method: unknown method '{}' (valid: {})", name, join(explainer_names()));
+}
+
+std::unique_ptr<Explainer> make_explainer(const std::string& name) {
+  const ExplainerInfo& info = explainer_info(name);
+  std::unique_ptr<Explainer> e = info.make();
+  e->info_ = &info;
+  return e;
+}
+
+ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOptions& options) {
+  if (!options.params.is_object()) fail("{}: parameters must be a JSON object", info.name);
+  ExplainOptions o = options;
+  auto declared = [&](const std::string& key) -> const ParamSpec* {
+    for (const auto& p : info.params)
+      if (p.name == key) return &p;
+    return nullptr;
+  };
+  for (const auto& [key, value] : options.params.items()) {
+    const ParamSpec* p = declared(key);
+    if (!p) {
+      std::vector<std::string> flags;
+      for (const auto& q : info.params) flags.push_back(q.flag());
+      ParamSpec unknown;
+      unknown.name = key;
+      fail("{}: method '{}' takes no such parameter ({})", unknown.flag(), info.name,
+           flags.empty() ? "it takes none" : "it takes " + join(flags));
+    }
+    if (value.is_null()) {
+      o.params.erase(key);
+      continue;
+    }
+    switch (p->type) {
+      case ParamSpec::Type::Int:
+        if (!value.is_number_integer()) fail("{}: expected an integer, got {}", p->flag(), value.dump());
+        break;
+      case ParamSpec::Type::Number:
+        if (!value.is_number()) fail("{}: expected a number, got {}", p->flag(), value.dump());
+        break;
+      case ParamSpec::Type::String:
+        if (!value.is_string()) fail("{}: expected a string, got {}", p->flag(), value.dump());
+        break;
+    }
+    if (p->type != ParamSpec::Type::String) {
+      const double v = value.get<double>();
+      if (!(v >= p->min && v <= p->max))
+        fail("{}: {} is out of range ({})", p->flag(), value.dump(),
+             std::isfinite(p->max) ? fmt::format("{} to {}", number_text(p->min), number_text(p->max))
+                                   : fmt::format("at least {}", number_text(p->min)));
+    } else if (!p->choices.empty() &&
+               std::find(p->choices.begin(), p->choices.end(), value.get<std::string>()) == p->choices.end()) {
+      fail("{}: unknown value '{}' for method '{}' (valid: {})", p->flag(), value.get<std::string>(), info.name,
+           join(p->choices));
+    }
+  }
+  for (const auto& p : info.params)
+    if (!o.params.contains(p.name) && !p.default_value.is_null()) o.params[p.name] = p.default_value;
+  return o;
+}
+
+std::vector<Explanation> Explainer::explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+                                            const std::vector<int64_t>& targets, const ExplainOptions& options) {
+  if (!info_) return compute(clf, inputs, targets, options);
+  return compute(clf, inputs, targets, with_declared_params(*info_, options));
 }
 
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {
@@ -182,25 +372,41 @@ torch::Tensor targets_tensor(const std::vector<int64_t>& targets) {
   return torch::tensor(std::vector<int64_t>(targets.begin(), targets.end()), torch::kLong);
 }
 
-int64_t param_int(const ExplainOptions& o, const std::string& name, int64_t fallback) {
-  if (!o.params.contains(name) || o.params[name].is_null()) return fallback;
-  const auto& v = o.params[name];
+namespace {
+const nlohmann::json& declared_value(const ExplainOptions& o, const std::string& name) {
+  auto it = o.params.find(name);
+  if (it == o.params.end() || it->is_null())
+    fail("parameter '{}' has no value (a method must declare its parameters with a default)", name);
+  return *it;
+}
+}  // namespace
+
+int64_t param_int(const ExplainOptions& o, const std::string& name) {
+  const auto& v = declared_value(o, name);
   if (!v.is_number_integer()) fail("--{}: expected an integer, got {}", name, v.dump());
   return v.get<int64_t>();
 }
 
-double param_double(const ExplainOptions& o, const std::string& name, double fallback) {
-  if (!o.params.contains(name) || o.params[name].is_null()) return fallback;
-  const auto& v = o.params[name];
+double param_double(const ExplainOptions& o, const std::string& name) {
+  const auto& v = declared_value(o, name);
   if (!v.is_number()) fail("--{}: expected a number, got {}", name, v.dump());
   return v.get<double>();
 }
 
-std::string param_string(const ExplainOptions& o, const std::string& name, const std::string& fallback) {
-  if (!o.params.contains(name) || o.params[name].is_null()) return fallback;
-  const auto& v = o.params[name];
+std::string param_string(const ExplainOptions& o, const std::string& name) {
+  const auto& v = declared_value(o, name);
   if (!v.is_string()) fail("--{}: expected a string, got {}", name, v.dump());
   return v.get<std::string>();
+}
+
+std::optional<int64_t> optional_param_int(const ExplainOptions& o, const std::string& name) {
+  if (!o.params.contains(name) || o.params[name].is_null()) return std::nullopt;
+  return param_int(o, name);
+}
+
+std::optional<std::string> optional_param_string(const ExplainOptions& o, const std::string& name) {
+  if (!o.params.contains(name) || o.params[name].is_null()) return std::nullopt;
+  return param_string(o, name);
 }
 
 std::mt19937_64 example_rng(uint64_t seed, const Encoding& enc) {

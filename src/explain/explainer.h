@@ -5,6 +5,7 @@
 // would be dropped by the linker from a static library).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,9 @@ struct ExplainOptions {
   uint64_t seed = 0;
   // Upper bound on rows per internal forward pass (IG points, perturbations...); bounds memory.
   int64_t internal_batch = 64;
-  nlohmann::json params = nlohmann::json::object();  // method-specific (steps, rule, baseline, samples...)
+  // Method parameters by name (steps, rule, samples...): each method declares the ones it takes
+  // (ExplainerInfo::params); Explainer::explain rejects others and fills in the defaults.
+  nlohmann::json params = nlohmann::json::object();
 };
 
 struct Explanation {
@@ -36,6 +39,26 @@ struct Explanation {
   std::vector<double> scores;  // one per token of the encoding
   nlohmann::json extras = nlohmann::json::object();  // e.g. IG "delta"
 };
+
+// One parameter a method takes. Its command-line flag is --name with '_' written '-'.
+struct ParamSpec {
+  enum class Type { Int, Number, String };
+  std::string name;
+  Type type = Type::String;
+  // The value used when none is given; null when the method derives it from the input (the doc
+  // says how, e.g. kernel_shap's sample budget 2d + 2048) or needs it given (expnet's artifact).
+  nlohmann::json default_value;
+  double min = -std::numeric_limits<double>::infinity(), max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // allowed strings; empty = any
+  std::string doc;
+
+  std::string flag() const;
+  std::string type_name() const;  // int | number | string
+  // "--steps (int ≥ 2, default 50): integration points" — for --list and docs.
+  std::string describe() const;
+};
+
+struct ExplainerInfo;
 
 class Explainer {
  public:
@@ -48,19 +71,41 @@ class Explainer {
   // their rankings.
   virtual ModelOutput default_output() const { return ModelOutput::Probability; }
   ModelOutput output_of(const ExplainOptions& o) const { return o.output.value_or(default_output()); }
+  // False for methods that read no model output (attention maps, random scores, ExpNet).
+  virtual bool uses_model_output() const { return true; }
   // targets[i] is the class explained for inputs[i] (callers resolve "predicted" beforehand).
-  virtual std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  // options.params is checked against the parameters the method declares (an unknown name, a
+  // wrong type, a value out of range or not among the choices is a one-line error naming the
+  // flag) and completed with their defaults before the method runs.
+  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+                                   const std::vector<int64_t>& targets, const ExplainOptions& options);
+
+ protected:
+  virtual std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                            const std::vector<int64_t>& targets, const ExplainOptions& options) = 0;
+
+ private:
+  friend std::unique_ptr<Explainer> make_explainer(const std::string& name);
+  const ExplainerInfo* info_ = nullptr;
 };
 
 struct ExplainerInfo {
-  std::string name, summary;
+  std::string name;
+  std::string family;  // baseline | gradient | perturbation | attention | lrp | learned
+  std::string summary;
+  std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Explainer>()> make;
 };
 
+// options.params checked against info's declarations and completed with the defaults.
+ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOptions& options);
+
 const std::vector<ExplainerInfo>& explainer_registry();
 std::unique_ptr<Explainer> make_explainer(const std::string& name);  // error lists valid names
+const ExplainerInfo& explainer_info(const std::string& name);        // the same error
 std::vector<std::string> explainer_names();
+// The post-hoc ones (every family but "learned", whose methods need a trained artifact).
+std::vector<std::string> post_hoc_explainer_names();
 
 // Predicted class of each input (batched forward).
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs);

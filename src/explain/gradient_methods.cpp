@@ -9,6 +9,7 @@
 #include "explain/ig_kernels.h"
 #include "model/gemm.h"
 #include "util/error.h"
+#include "util/quadrature.h"
 
 namespace salient::explain {
 namespace {
@@ -582,7 +583,8 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transforme
 class RandomExplainer : public Explainer {
  public:
   std::string name() const override { return "random"; }
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  bool uses_model_output() const override { return false; }
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
     std::vector<Explanation> out;
@@ -602,7 +604,7 @@ class GradientExplainer : public Explainer {
  public:
   explicit GradientExplainer(bool times_input) : times_input_(times_input) {}
   std::string name() const override { return times_input_ ? "grad_x_input" : "saliency"; }
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     Prepared p = prepare(clf, inputs, targets);
     std::vector<Explanation> out;
@@ -622,54 +624,6 @@ class GradientExplainer : public Explainer {
   bool times_input_;
 };
 
-// Quadrature points α_k and weights w_k on [0, 1], exactly as Captum's approximation_methods:
-// Riemann rules use n points of width 1/n (trapezoid: n points from 0 to 1 with the end weights
-// halved); Gauss–Legendre maps the n-point rule from [−1, 1].
-void quadrature(const std::string& rule, int64_t n, std::vector<double>& alpha, std::vector<double>& weight) {
-  if (n < 2) fail("--steps: need at least 2, got {}", n);
-  alpha.assign(n, 0.0);
-  weight.assign(n, 1.0 / double(n));
-  // Captum builds the points with torch.linspace in float32; do the same so parity is exact.
-  auto linspace = [&](double a, double b) {
-    torch::Tensor t = torch::linspace(a, b, n, torch::kFloat32).to(torch::kDouble);
-    for (int64_t k = 0; k < n; ++k) alpha[k] = t[k].item<double>();
-  };
-  if (rule == "riemann_left" || rule == "left") {
-    linspace(0.0, 1.0 - 1.0 / double(n));
-  } else if (rule == "riemann_right" || rule == "right") {
-    linspace(1.0 / double(n), 1.0);
-  } else if (rule == "riemann_middle" || rule == "middle") {
-    linspace(1.0 / (2.0 * double(n)), 1.0 - 1.0 / (2.0 * double(n)));
-  } else if (rule == "riemann_trapezoid" || rule == "trapezoid") {
-    linspace(0.0, 1.0);
-    weight[0] /= 2;
-    weight[n - 1] /= 2;
-  } else if (rule == "gausslegendre" || rule == "gauss_legendre") {
-    // Nodes by Newton's method on P_n from the Chebyshev guesses; weights 2 / ((1 − x²) P_n'(x)²).
-    for (int64_t i = 0; i < n; ++i) {
-      double x = std::cos(M_PI * (double(i) + 0.75) / (double(n) + 0.5)), dp = 0;
-      for (int iter = 0; iter < 100; ++iter) {
-        double p0 = 1, p1 = x;
-        for (int64_t k = 2; k <= n; ++k) {
-          const double p2 = ((2.0 * k - 1) * x * p1 - (k - 1.0) * p0) / double(k);
-          p0 = p1;
-          p1 = p2;
-        }
-        dp = double(n) * (x * p1 - p0) / (x * x - 1);
-        const double dx = p1 / dp;
-        x -= dx;
-        if (std::abs(dx) < 1e-16) break;
-      }
-      // Ascending order of nodes, as numpy's leggauss.
-      alpha[n - 1 - i] = 0.5 * (1 + x);
-      weight[n - 1 - i] = 0.5 * 2.0 / ((1 - x * x) * dp * dp);
-    }
-  } else {
-    fail("--rule: unknown rule '{}' (riemann_left, riemann_right, riemann_middle, riemann_trapezoid, gausslegendre)",
-         rule);
-  }
-}
-
 // Integrated gradients on the word embeddings: attr = (x − x') ⊙ Σ_k w_k ∂F(x' + α_k(x − x'))/∂x,
 // summed over the hidden dimension. All (input, point) rows are evaluated in chunks of at most
 // internal_batch rows. Extras: delta = Σ attr − (F(x) − F(x')) (Captum's convergence delta).
@@ -680,13 +634,16 @@ constexpr int64_t kIgPaddingRule = 9;
 class IntegratedGradients : public Explainer {
  public:
   std::string name() const override { return "ig"; }
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
-    const int64_t n = param_int(o, "steps", 50);
-    const std::string rule = param_string(o, "rule", "gausslegendre");  // Captum's default
-    const std::string baseline_kind = param_string(o, "baseline", "pad");
-    std::vector<double> alpha, weight;
-    quadrature(rule, n, alpha, weight);
+    const int64_t n = param_int(o, "steps");
+    const std::string rule = param_string(o, "rule");
+    const std::string baseline_kind = param_string(o, "baseline");
+    if (n < 2) fail("--steps: need at least 2, got {}", n);
+    // Captum's points (float32 linspace) and weights, for parity with LayerIntegratedGradients.
+    const Quadrature q = make_quadrature(parse_rule(rule), n, QuadratureConvention::Captum);
+    const std::vector<double>& alpha = q.alphas;
+    const std::vector<double>& weight = q.weights;
     Prepared p = prepare(clf, inputs, targets);
     const int64_t B = p.embeds.size(0);
     const torch::Device dev = clf.model.device();
@@ -727,7 +684,7 @@ class IntegratedGradients : public Explainer {
     // impl: "fused" (CPU default: closed-form first layer, hand-written backward), "autograd"
     // (closed-form first layer under autograd; the default off CPU) or "plain" (the textbook
     // gradient at every point, also used for a model in training mode). Same values up to rounding.
-    std::string impl = param_string(o, "impl", "auto");
+    std::string impl = param_string(o, "impl");
     if (impl == "auto") impl = clf.model.training() ? "plain" : dev.is_cpu() ? "fused" : "autograd";
     if (impl != "fused" && impl != "autograd" && impl != "plain")
       fail("--impl: unknown implementation '{}' (auto, fused, autograd, plain)", impl);
@@ -842,7 +799,7 @@ class IntegratedGradients : public Explainer {
       for (double v : e.scores) sum += v;
       e.extras["delta"] = sum - (f_in[b] - f_base[b]);
       e.extras["steps"] = n;
-      e.extras["rule"] = rule;
+      e.extras["rule"] = rule_name(parse_rule(rule));
       e.extras["baseline"] = baseline_kind;
       e.extras["output"] = output_of(o) == ModelOutput::Logit ? "logit" : "prob";
       out.push_back(std::move(e));
@@ -856,10 +813,10 @@ class IntegratedGradients : public Explainer {
 class Occlusion : public Explainer {
  public:
   std::string name() const override { return "occlusion"; }
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
-    const Removal removal = parse_removal(param_string(o, "removal", "mask"));
+    const Removal removal = parse_removal(param_string(o, "removal"));
     std::vector<TokenSequence> seqs;
     std::vector<int64_t> seq_targets;
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -238,6 +238,8 @@ class LrpExplainer : public Explainer {
   // LRP starts from the one-hot target on the logits; the attention gradients that
   // transformer_attribution and mgae weigh it with are the target logit's, as in the reference.
   ModelOutput default_output() const override { return ModelOutput::Logit; }
+  // lrp_partial and lrp_full start from the one-hot target on the logits; --score does not apply.
+  bool uses_model_output() const override { return kind_ == LrpKind::TransformerAttribution || kind_ == LrpKind::Masked; }
   std::string name() const override {
     switch (kind_) {
       case LrpKind::Partial: return "lrp_partial";
@@ -246,15 +248,15 @@ class LrpExplainer : public Explainer {
       default: return "mgae";
     }
   }
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
     HeadSelection select;
     if (kind_ == LrpKind::Masked) {
       select.active = true;
-      const std::string heads = param_string(o, "heads", "");
+      const std::string heads = param_string(o, "heads");
       if (!heads.empty()) select.heads = parse_heads(heads, clf.model.num_layers(), clf.model.num_heads());
-      select.positional_threshold = param_double(o, "positional_threshold", 0.8);
+      select.positional_threshold = param_double(o, "positional_threshold");
       if (!(select.positional_threshold >= 0 && select.positional_threshold <= 1))
         fail("--positional-threshold: must be in [0, 1] (got {})", select.positional_threshold);
     }
@@ -292,7 +294,7 @@ class LrpExplainer : public Explainer {
           torch::Tensor g = grads[l].defined() ? grads[l] : torch::zeros_like(r.attn_cam[l]);
           maps.push_back((g.to(torch::kFloat64) * r.attn_cam[l]).clamp_min(0).mean(1));
         }
-        const int64_t start = param_int(o, "start_layer", 0);
+        const int64_t start = param_int(o, "start_layer");
         if (start < 0 || start >= static_cast<int64_t>(maps.size()))
           fail("--start-layer: {} out of range for {} layers", start, maps.size());
         scores = rollout(maps, start).clone();

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to src/explain: the factories the registry lists, and small helpers the methods share.
 #include <memory>
+#include <optional>
 #include <random>
 
 #include <torch/torch.h>
@@ -32,6 +33,8 @@ std::unique_ptr<Explainer> make_mgae();
 // perturbation_methods.cpp
 std::unique_ptr<Explainer> make_lime();
 std::unique_ptr<Explainer> make_kernel_shap();
+// learned_methods.cpp
+std::unique_ptr<Explainer> make_expnet();
 
 // Logits without the work the classifier never reads: the head sees only the last layer's [CLS]
 // state, so the last layer runs for [CLS] alone (Transformer::first_token_layer, which never forms
@@ -49,10 +52,14 @@ torch::Tensor rollout(const std::vector<torch::Tensor>& maps, int64_t start);
 torch::Tensor target_output(const torch::Tensor& logits, const torch::Tensor& targets, ModelOutput output);
 torch::Tensor targets_tensor(const std::vector<int64_t>& targets);
 
-// Method parameters from ExplainOptions::params with a default; errors name the parameter.
-int64_t param_int(const ExplainOptions& o, const std::string& name, int64_t fallback);
-double param_double(const ExplainOptions& o, const std::string& name, double fallback);
-std::string param_string(const ExplainOptions& o, const std::string& name, const std::string& fallback);
+// Method parameters from ExplainOptions::params, which Explainer::explain has checked against the
+// method's declarations and completed with their defaults; the optional forms are for parameters
+// declared without a default.
+int64_t param_int(const ExplainOptions& o, const std::string& name);
+double param_double(const ExplainOptions& o, const std::string& name);
+std::string param_string(const ExplainOptions& o, const std::string& name);
+std::optional<int64_t> optional_param_int(const ExplainOptions& o, const std::string& name);
+std::optional<std::string> optional_param_string(const ExplainOptions& o, const std::string& name);
 
 // A generator seeded from the run seed and the example's token ids, so an example gets the same
 // random numbers whatever batch it is explained in.

@@ -150,10 +150,10 @@ TokenSequence perturb(const TokenSequence& x, const std::vector<Feature>& featur
 // are scored together, then `fit` turns (z, values) into per-feature scores.
 class SurrogateExplainer : public Explainer {
  public:
-  std::vector<Explanation> explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
     check_inputs(inputs, targets, clf.model.config().num_labels);
-    const Removal removal = parse_removal(param_string(o, "removal", "mask"));
+    const Removal removal = parse_removal(param_string(o, "removal"));
     std::vector<std::vector<Feature>> features(inputs.size());
     std::vector<std::vector<std::vector<int>>> coalitions(inputs.size());
     std::vector<TokenSequence> seqs;
@@ -210,13 +210,13 @@ class Lime : public SurrogateExplainer {
 
  protected:
   std::vector<Feature> features_of(const Classifier& clf, const Encoding& enc, const ExplainOptions& o) const override {
-    const std::string kind = param_string(o, "features", "words");
+    const std::string kind = param_string(o, "features");
     if (kind == "words") return word_features(clf, enc);
     if (kind == "positions") return token_features(clf, enc);
     fail("--lime-features: unknown value '{}' (words or positions)", kind);
   }
   std::vector<std::vector<int>> sample(size_t d, const ExplainOptions& o, std::mt19937_64& rng) const override {
-    const int64_t n = param_int(o, "samples", 5000);  // lime's num_samples default
+    const int64_t n = param_int(o, "samples");
     if (n < 2) fail("--samples: need at least 2, got {}", n);
     std::vector<std::vector<int>> z{std::vector<int>(d, 1)};
     if (d == 0) return z;
@@ -236,7 +236,7 @@ class Lime : public SurrogateExplainer {
   }
   std::vector<double> fit(const std::vector<std::vector<int>>& z, const std::vector<double>& v, const ExplainOptions& o,
                           nlohmann::json& extras) const override {
-    const double width = param_double(o, "kernel_width", 25.0);
+    const double width = param_double(o, "kernel_width");
     if (!(width > 0)) fail("--kernel-width: must be positive (got {})", width);
     double intercept = 0;
     std::vector<double> beta = lime_fit(z, v, width, &intercept);
@@ -259,7 +259,7 @@ class KernelShap : public SurrogateExplainer {
   std::vector<std::vector<int>> sample(size_t d, const ExplainOptions& o, std::mt19937_64& rng) const override {
     std::vector<std::vector<int>> z{std::vector<int>(d, 0), std::vector<int>(d, 1)};  // v(0), v(1) first
     if (d < 2) return z;
-    const int64_t exact_max = param_int(o, "exact_max", 10);
+    const int64_t exact_max = param_int(o, "exact_max");
     if (static_cast<int64_t>(d) <= exact_max) {
       for (uint64_t m = 1; m + 1 < (uint64_t(1) << d); ++m) {
         std::vector<int> zs(d);
@@ -268,7 +268,7 @@ class KernelShap : public SurrogateExplainer {
       }
       return z;
     }
-    const int64_t budget = param_int(o, "samples", 2 * static_cast<int64_t>(d) + 2048);
+    const int64_t budget = optional_param_int(o, "samples").value_or(2 * static_cast<int64_t>(d) + 2048);
     if (budget < 4) fail("--samples: need at least 4, got {}", budget);
     std::vector<double> size_w(d - 1);
     for (size_t s = 1; s < d; ++s) size_w[s - 1] = double(d - 1) / (double(s) * double(d - s));
@@ -295,7 +295,7 @@ class KernelShap : public SurrogateExplainer {
     const size_t d = z[0].size();
     extras["base_value"] = v[0];
     if (d == 1) return {v[1] - v[0]};
-    const bool exact = static_cast<int64_t>(d) <= param_int(o, "exact_max", 10);
+    const bool exact = static_cast<int64_t>(d) <= param_int(o, "exact_max");
     extras["exact"] = exact;
     return kernel_shap_fit(z, v, exact);
   }

@@ -294,7 +294,7 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
 
   // ---- post-hoc baselines on the same held-out examples
   std::vector<std::string> baseline_names = o.baselines;
-  if (baseline_names.size() == 1 && baseline_names[0] == "all") baseline_names = explainer_names();
+  if (baseline_names.size() == 1 && baseline_names[0] == "all") baseline_names = post_hoc_explainer_names();
   nlohmann::json cost = nlohmann::json::object();
   nlohmann::json dropped = nlohmann::json::array();
   for (const auto& name : baseline_names) {

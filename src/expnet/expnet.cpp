@@ -191,7 +191,7 @@ std::vector<int> scored_tokens(const Classifier& clf, const Encoding& enc) {
   std::vector<int> out(enc.ids.size(), 0);
   for (size_t t = 0; t < enc.ids.size(); ++t) {
     const int64_t type = t < enc.type_ids.size() ? enc.type_ids[t] : 0;
-    out[t] = (type == 0 && !clf.tokenizer.is_structural(enc.ids[t]) && enc.word_ids[t] >= 0) ? 1 : 0;
+    out[t] = (type == 0 && !clf.tokenizer.is_structural(enc.ids[t])) ? 1 : 0;  // ids-only inputs too
   }
   return out;
 }
