@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   nlohmann-json3-dev libutf8proc-dev libcli11-dev libfmt-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
   dataset-fashion-mnist)
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -638,7 +638,7 @@ TEST(ExplainCli, ExplainJsonLines) {
   EXPECT_EQ(j["id"], "a");
   EXPECT_EQ(j["method"], "ig");
   EXPECT_EQ(j["tokens"].size(), 8u);
-  EXPECT_EQ(j["scores"].size(), 8u);
+  EXPECT_EQ(j["token_scores"].size(), 8u);
   EXPECT_EQ(j["word_scores"].size(), 2u);
   EXPECT_TRUE(j["extras"].contains("delta"));
   EXPECT_EQ(j["extras"]["steps"], 20);

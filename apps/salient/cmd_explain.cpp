@@ -116,41 +116,22 @@ struct ExplainArgs {
 // The class to explain for one input: pred (the prediction), gold (the input's "label" field, a
 // class index or a label name), a class index, or a label name.
 int64_t resolve_target(const std::string& target, const Classifier& clf, const InputItem& item, const std::string& where) {
-  const int64_t num_labels = clf.model.config().num_labels;
-  auto from_value = [&](const nlohmann::json& v, const std::string& what) -> int64_t {
-    int64_t id = -1;
-    if (v.is_number_integer()) id = v.get<int64_t>();
-    else if (v.is_string()) {
-      const std::string name = v.get<std::string>();
-      const auto& labels = clf.model.config().id2label;
-      auto it = std::find(labels.begin(), labels.end(), name);
-      if (it == labels.end()) {
-        size_t used = 0;
-        try {
-          id = std::stoll(name, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != name.size() || name.empty()) {
-          std::string valid;
-          for (const auto& l : labels) valid += (valid.empty() ? "" : ", ") + l;
-          fail("{}: unknown label '{}' (the model's labels: {})", what, name, valid);
-        }
-      } else {
-        id = it - labels.begin();
-      }
-    } else {
-      fail("{}: expected a class index or a label name, got {}", what, v.dump());
-    }
-    if (id < 0 || id >= num_labels) fail("{}: class {} out of range for a model with {} labels", what, id, num_labels);
+  const ModelConfig& c = clf.model.config();
+  if (target != "gold") return c.label_id(target);  // errors name the labels
+  if (!item.fields.is_object() || !item.fields.contains("label") || item.fields["label"].is_null())
+    fail("--target gold: {} has no \"label\" field", where);
+  const nlohmann::json& v = item.fields["label"];
+  if (v.is_number_integer()) {
+    const int64_t id = v.get<int64_t>();
+    if (id < 0 || id >= c.num_labels) fail("{}: label {} out of range for a model with {} labels", where, id, c.num_labels);
     return id;
-  };
-  if (target == "gold") {
-    if (!item.fields.is_object() || !item.fields.contains("label") || item.fields["label"].is_null())
-      fail("--target gold: {} has no \"label\" field", where);
-    return from_value(item.fields["label"], where + ": label");
   }
-  return from_value(nlohmann::json(target), "--target");
+  if (!v.is_string()) fail("{}: label must be a class index or a label name, got {}", where, v.dump());
+  try {
+    return c.label_id(v.get<std::string>());
+  } catch (const Error& e) {
+    fail("{}: {}", where, e.what());
+  }
 }
 
 void run_explain(const ExplainArgs& a) {
@@ -166,7 +147,13 @@ void run_explain(const ExplainArgs& a) {
   a.m.check_taken({a.method});
   const ExplainOptions opts = a.m.options_for(a.method);
   Classifier clf = load_classifier(a.model);
-  if (a.target != "pred" && a.target != "gold") resolve_target(a.target, clf, InputItem{}, "--target");
+  if (a.target != "pred" && a.target != "gold") {
+    try {
+      resolve_target(a.target, clf, InputItem{}, "--target");
+    } catch (const Error& e) {
+      fail("--target: {}", e.what());
+    }
+  }
   auto items = read_input_items(a.input);
   std::vector<Encoding> encs;
   for (const auto& item : items) {
@@ -190,16 +177,8 @@ void run_explain(const ExplainArgs& a) {
     std::vector<Explanation> ex = explainer->explain(clf, chunk, targets, opts);
     for (size_t i = 0; i < chunk.size(); ++i) {
       const InputItem& item = items[s + i];
-      nlohmann::json j;
-      if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
-      j["method"] = ex[i].method;
-      j["target"] = ex[i].target;
-      j["target_label"] = clf.label_name(ex[i].target);
-      j["tokens"] = chunk[i]->tokens;
-      j["scores"] = ex[i].scores;
-      if (item.text) j["word_scores"] = word_scores(*item.text, *chunk[i], ex[i].scores, a.word_agg == "max");
-      j["extras"] = ex[i].extras;
-      out.line(j);
+      const nlohmann::json id = item.fields.is_object() && item.fields.contains("id") ? item.fields["id"] : nlohmann::json();
+      out.line(explanation_json(clf, *chunk[i], ex[i], item.text, a.word_agg == "max", id));
     }
     progress.update(static_cast<int64_t>(chunk.size()));
   }
@@ -388,9 +367,10 @@ void run_benchmark(const BenchmarkArgs& a) {
             m["insertion_auc"] = fr.insertion_auc;
           }
         }
-        nlohmann::json line = {{"index", i},       {"id", rec.id},           {"method", method},
-                               {"target", ex[k].target}, {"label", rec.label}, {"tokens", enc.tokens},
-                               {"scores", ex[k].scores}, {"extras", ex[k].extras}, {"metrics", m}};
+        nlohmann::json line = explanation_json(clf, enc, ex[k], std::nullopt, false, rec.id);
+        line["index"] = i;
+        line["label"] = rec.label;
+        line["metrics"] = m;
         results << line.dump() << "\n";
         done[{i, method}] = line;
       }
@@ -494,7 +474,7 @@ void run_benchmark(const BenchmarkArgs& a) {
       auto it = done.find({i, method});
       if (it == done.end()) continue;
       const auto& j = it->second;
-      std::vector<double> sc = j["scores"].get<std::vector<double>>();
+      std::vector<double> sc = j["token_scores"].get<std::vector<double>>();
       double mx = 0;
       for (size_t t = 0; t < sc.size(); ++t)
         if (content[t]) mx = std::max(mx, std::abs(sc[t]));

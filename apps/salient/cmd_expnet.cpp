@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "explain/explainer.h"
 #include "expnet/crosstask.h"
 #include "expnet/expnet.h"
 
@@ -150,11 +151,15 @@ std::string html_escape(const std::string& s) {
   return o;
 }
 
+// The registered expnet explainer over JSON lines, in the explanation schema (word scores: the
+// max over a word's pieces), and optionally an HTML word heatmap.
 void run_explain(const ExplainCmd& c) {
   if (c.batch_size <= 0) fail("--batch-size: must be positive (got {})", c.batch_size);
   Classifier clf = load_classifier(c.model);
-  ExpNet net = ExpNet::load(c.expnet);
-  net.check_compatible(clf, c.model);
+  auto explainer = make_explainer("expnet");
+  ExplainOptions opts;
+  opts.params["expnet"] = c.expnet;
+  opts.internal_batch = c.batch_size;
   auto items = read_input_items(c.input);
   std::vector<Encoding> encs;
   for (const auto& item : items) {
@@ -166,7 +171,8 @@ void run_explain(const ExplainCmd& c) {
   }
   std::vector<const Encoding*> ptrs;
   for (const auto& e : encs) ptrs.push_back(&e);
-  std::vector<RawFeatures> raw = extract_raw_features(clf, ptrs, c.batch_size);
+  // ExpNet does not depend on the class: the explanations name the predicted one.
+  std::vector<Explanation> ex = explainer->explain(clf, ptrs, predicted_classes(clf, ptrs), opts);
   Output out(c.output);
   std::ostringstream html;
   html << "<!doctype html><meta charset=\"utf-8\"><title>ExpNet explanations</title>\n"
@@ -175,24 +181,16 @@ void run_explain(const ExplainCmd& c) {
        << "<p>classifier " << html_escape(c.model) << ", ExpNet " << html_escape(c.expnet)
        << ". Red intensity = importance (sigmoid output, 0..1).</p>\n";
   for (size_t i = 0; i < items.size(); ++i) {
-    std::vector<double> scores = net.explain(clf, encs[i], raw[i]);
-    std::vector<double> words = word_max_scores(*items[i].text, encs[i], scores);
-    nlohmann::json j;
     const auto& fields = items[i].fields;
-    if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
-    j["label"] = clf.label_name(raw[i].predicted);
-    j["label_id"] = raw[i].predicted;
-    j["tokens"] = encs[i].tokens;
-    j["token_scores"] = scores;
-    j["words"] = split_whitespace(*items[i].text);
-    j["word_scores"] = words;
-    if (encs[i].truncated) j["truncated"] = true;
+    const nlohmann::json id = fields.is_object() && fields.contains("id") ? fields["id"] : nlohmann::json();
+    nlohmann::json j = explanation_json(clf, encs[i], ex[i], items[i].text, /*word_max=*/true, id);
     out.line(j);
-    html << "<div class=\"ex\"><b>" << html_escape(clf.label_name(raw[i].predicted)) << "</b>: ";
-    auto ws = split_whitespace(*items[i].text);
-    for (size_t w = 0; w < ws.size(); ++w)
-      html << fmt::format("<span class=\"t\" title=\"{:.3f}\" style=\"background:rgba(220,30,30,{:.3f})\">", words[w], words[w])
-           << html_escape(ws[w]) << "</span> ";
+    html << "<div class=\"ex\"><b>" << html_escape(j["target_label"].get<std::string>()) << "</b>: ";
+    const auto words = j["words"].get<std::vector<std::string>>();
+    const auto scores = j["word_scores"].get<std::vector<double>>();
+    for (size_t w = 0; w < words.size(); ++w)
+      html << fmt::format("<span class=\"t\" title=\"{:.3f}\" style=\"background:rgba(220,30,30,{:.3f})\">", scores[w], scores[w])
+           << html_escape(words[w]) << "</span> ";
     html << "</div>\n";
   }
   out.commit();

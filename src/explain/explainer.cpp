@@ -248,8 +248,33 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
 
 std::vector<Explanation> Explainer::explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                             const std::vector<int64_t>& targets, const ExplainOptions& options) {
-  if (!info_) return compute(clf, inputs, targets, options);
-  return compute(clf, inputs, targets, with_declared_params(*info_, options));
+  const ExplainOptions o = info_ ? with_declared_params(*info_, options) : options;
+  std::vector<Explanation> out = compute(clf, inputs, targets, o);
+  for (auto& e : out) {
+    e.params = o.params;
+    if (uses_model_output()) e.output = output_of(o);
+  }
+  return out;
+}
+
+nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, const Explanation& e,
+                                const std::optional<std::string>& text, bool word_max, const nlohmann::json& id) {
+  nlohmann::json j;
+  if (!id.is_null()) j["id"] = id;
+  j["method"] = e.method;
+  j["params"] = e.params;
+  j["output"] = e.output ? nlohmann::json(*e.output == ModelOutput::Logit ? "logit" : "prob") : nlohmann::json(nullptr);
+  j["target"] = e.target;
+  j["target_label"] = clf.label_name(e.target);
+  j["tokens"] = enc.tokens;
+  j["token_scores"] = e.scores;
+  if (text) {
+    j["words"] = split_whitespace(*text);
+    j["word_scores"] = word_scores(*text, enc, e.scores, word_max);
+  }
+  j["extras"] = e.extras;
+  if (enc.truncated) j["truncated"] = true;
+  return j;
 }
 
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {

@@ -38,6 +38,10 @@ struct Explanation {
   int64_t target = -1;
   std::vector<double> scores;  // one per token of the encoding
   nlohmann::json extras = nlohmann::json::object();  // e.g. IG "delta"
+  // Filled by Explainer::explain: the parameters used (defaults included) and the explained
+  // output (unset for methods that read none).
+  nlohmann::json params = nlohmann::json::object();
+  std::optional<ModelOutput> output;
 };
 
 // One parameter a method takes. Its command-line flag is --name with '_' written '-'.
@@ -110,10 +114,20 @@ std::vector<std::string> post_hoc_explainer_names();
 // Predicted class of each input (batched forward).
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs);
 
-// Word-level scores through the tokenizer alignment: sum (or max) over the pieces of each
-// whitespace word of `text`; special tokens are dropped.
+// Word-level scores through the tokenizer alignment: per whitespace word of `text` (segment 0),
+// the sum (or the max, starting from the first piece) of its pieces' scores; structural tokens are
+// dropped, and a word without pieces (cut by truncation) gets 0. The one word aggregation of
+// every command.
 std::vector<double> word_scores(const std::string& text, const Encoding& enc, const std::vector<double>& token_scores,
                                 bool use_max = false);
+
+// One explanation in the explanation schema (docs/explanation.schema.json), the output of every
+// command that explains tokens: method, params, output, target, target_label, tokens,
+// token_scores, and, when the input had text, words and word_scores; extras; truncated when the
+// input was cut. `id` is copied when given (not null).
+nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, const Explanation& e,
+                                const std::optional<std::string>& text, bool word_max,
+                                const nlohmann::json& id = nullptr);
 
 // Model output for the target class of each sequence (TokenSequence from eval/faithfulness.h),
 // evaluated in padded batches of at most `batch_size` rows, without gradients. Used by the

@@ -599,13 +599,4 @@ PlausibilityRow plausibility(const std::vector<TaskExample>& examples, const std
   return row;
 }
 
-std::vector<double> word_max_scores(const std::string& text, const Encoding& enc, const std::vector<double>& token_scores) {
-  std::vector<int64_t> words = whitespace_word_ids(text, enc, 0);
-  const size_t n_words = split_whitespace(text).size();
-  std::vector<double> out(n_words, 0.0);
-  for (size_t t = 0; t < words.size() && t < token_scores.size(); ++t)
-    if (words[t] >= 0) out[words[t]] = std::max(out[words[t]], token_scores[t]);
-  return out;
-}
-
 }  // namespace salient

@@ -196,7 +196,5 @@ struct PlausibilityRow {
 PlausibilityRow plausibility(const std::vector<TaskExample>& examples, const std::vector<std::vector<double>>& scores,
                              double threshold);
 
-// Word-level scores: max over the pieces of each whitespace word of `text`.
-std::vector<double> word_max_scores(const std::string& text, const Encoding& enc, const std::vector<double>& token_scores);
 
 }  // namespace salient
