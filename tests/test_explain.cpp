@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 
+#include "eval/benchmark.h"
 #include "explain/explainer.h"
 #include "expnet/expnet.h"
 #include "explain/ig_kernels.h"
@@ -696,4 +697,43 @@ TEST(ExplainCli, BenchmarkTablesAndResume) {
   expect_one_line_error(run("benchmark --model " + model_dir() + " --data " + plain + " --methods ig --metrics token_f1 --out " + out),
                         "has none");
   std::filesystem::remove_all(out);
+}
+
+// The benchmark runs as a library call: files, summary, resume without recomputation, and the
+// metric registry's families and directions.
+TEST(Benchmark, LibraryRunWritesTablesAndResumes) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const std::string dir = (std::filesystem::temp_directory_path() / "salient_bench_lib").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string data = dir + "/data.jsonl";
+  std::ofstream(data) << "{\"text\": \"a charming journey\", \"label\": 1, \"rationale\": [0, 1, 0]}\n"
+                      << "{\"text\": \"bleak and dull\", \"label\": 0, \"rationale\": [1, 0, 1]}\n";
+  BenchmarkOptions o;
+  o.model_dir = model_dir();
+  o.data_spec = data;
+  o.out_dir = dir + "/out";
+  o.methods = {"saliency", "ig"};
+  o.metrics = {"token_f1", "comprehensiveness", "time_ms"};
+  o.method_options["ig"].params = {{"steps", 8}};
+  const std::string md = run_benchmark(o);
+  EXPECT_NE(md.find("| saliency |"), std::string::npos);
+  EXPECT_NE(md.find("| ig |"), std::string::npos);
+  for (const char* f : {"results.jsonl", "summary.md", "summary.csv", "summary.json", "heatmaps.html"})
+    EXPECT_TRUE(std::filesystem::exists(o.out_dir + "/" + f)) << f;
+  auto summary = nlohmann::json::parse(read_file(o.out_dir + "/summary.json"));
+  EXPECT_EQ(summary["methods"]["ig"]["token_f1"]["n"], 2);
+  const std::string results = read_file(o.out_dir + "/results.jsonl");
+  EXPECT_EQ(std::count(results.begin(), results.end(), '\n'), 4);
+  auto first = nlohmann::json::parse(results.substr(0, results.find('\n')));
+  EXPECT_EQ(first["params"]["steps"].is_null() ? 0 : 1, first["method"] == "ig" ? 1 : 0);
+  // Resume: nothing is recomputed, the summary is the same.
+  EXPECT_EQ(run_benchmark(o), md);
+  EXPECT_EQ(read_file(o.out_dir + "/results.jsonl"), results);
+  EXPECT_FALSE(metric_info("sufficiency").higher_is_better);
+  EXPECT_EQ(metric_info("token_auprc").family, "plausibility");
+  EXPECT_NE(error_of([] { metric_info("accuracy"); }).find("--metrics: unknown metric 'accuracy'"), std::string::npos);
+  o.methods = {"ig"};
+  o.method_options["ig"].params = {{"samples", 3}};
+  EXPECT_NE(error_of([&] { run_benchmark(o); }).find("--samples"), std::string::npos);
 }

@@ -19,11 +19,6 @@ namespace {
 using namespace salient::attattr;
 using nlohmann::json;
 
-std::string default_data_dir() {
-  std::string s = shared_dir();
-  return s.empty() ? "" : join_path(s, "data");
-}
-
 std::vector<double> to_vector(const torch::Tensor& t) {
   torch::Tensor c = t.to(torch::kCPU, torch::kFloat64).contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
@@ -60,7 +55,7 @@ std::vector<int64_t> parse_layers(const std::string& s) {
 }
 
 struct CommonArgs {
-  std::string model, data_dir = default_data_dir();
+  std::string model, data_dir = shared_data_dir();
   int m = 20;
   std::string rule = "left";
   double max_batch_mb = 2048;

@@ -13,11 +13,6 @@ namespace salient::cli {
 
 namespace {
 
-std::string default_data_dir() {
-  std::string s = shared_dir();
-  return s.empty() ? "" : join_path(s, "data");
-}
-
 nlohmann::json encoding_json(const Encoding& e) {
   nlohmann::json offsets = nlohmann::json::array();
   for (const auto& [b, en] : e.offsets) offsets.push_back({b, en});
@@ -104,7 +99,7 @@ struct EvaluateArgs {
 void run_evaluate(const EvaluateArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
-  Dataset data = load_dataset(a.data, a.data_dir.empty() ? default_data_dir() : a.data_dir);
+  Dataset data = load_dataset(a.data, a.data_dir.empty() ? shared_data_dir() : a.data_dir);
   for (size_t i = 0; i < data.records.size(); ++i)
     if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", a.data, i + 1);
   Classifier clf = load_classifier(a.model);
@@ -190,7 +185,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   info_cmd->add_flag("--json", info_json, "print JSON");
 
   static TrainOptions tr;
-  tr.data_dir = default_data_dir();
+  tr.data_dir = shared_data_dir();
   auto* train_cmd = app.add_subcommand("train", "train a classifier from scratch or fine-tune a checkpoint");
   train_cmd->add_option("--train", tr.train_data, "training data: sst2:train, cola:train, hatexplain:train, eraser:train, sst-trees:train or a CSV/JSONL file")->required();
   train_cmd->add_option("--dev", tr.dev_data, "evaluation data (same forms)")->required();

@@ -13,11 +13,6 @@ namespace salient::cli {
 
 namespace {
 
-std::string default_data_dir() {
-  std::string s = shared_dir();
-  return s.empty() ? "" : join_path(s, "data");
-}
-
 // Options shared by `train` and the cross-task `evaluate`.
 struct TrainArgs {
   std::string features = "cls_to_token,token_to_cls", layers = "last", scale = "length", hidden = "64,32", head_pool = "sorted";
@@ -76,7 +71,7 @@ ExpNetTrainOptions finish_train_options(TrainArgs& a) {
 // ---- train
 struct TrainCmd {
   std::vector<std::string> tasks;
-  std::string out, data_dir = default_data_dir();
+  std::string out, data_dir = shared_data_dir();
   int64_t max_train = 0;
   uint64_t seed = 0;
   TrainArgs args;
@@ -139,18 +134,6 @@ struct ExplainCmd {
   int64_t batch_size = 32;
 };
 
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '<') o += "&lt;";
-    else if (ch == '>') o += "&gt;";
-    else if (ch == '&') o += "&amp;";
-    else if (ch == '"') o += "&quot;";
-    else o += ch;
-  }
-  return o;
-}
-
 // The registered expnet explainer over JSON lines, in the explanation schema (word scores: the
 // max over a word's pieces), and optionally an HTML word heatmap.
 void run_explain(const ExplainCmd& c) {
@@ -203,7 +186,7 @@ struct EvaluateCmd {
   std::string expnet, model, data;
   // cross-task: --task x N
   std::vector<std::string> tasks;
-  std::string out, data_dir = default_data_dir(), seeds = "0,1,2", baselines = "all";
+  std::string out, data_dir = shared_data_dir(), seeds = "0,1,2", baselines = "all";
   int64_t max_train = 0, max_test = 0, tune_examples = 100;
   double baseline_budget = 300, threshold = 0.5;
   bool ablation = false;

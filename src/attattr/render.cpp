@@ -1,4 +1,5 @@
 #include "attattr/render.h"
+#include "util/io.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,19 +10,6 @@ namespace salient::attattr {
 
 namespace {
 
-std::string escape_xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
 
@@ -37,7 +25,7 @@ std::string attribution_html(const nlohmann::json& record, const std::string& ti
   std::string js = data.dump();
   for (size_t p = 0; (p = js.find("</", p)) != std::string::npos; p += 3) js.replace(p, 2, "<\\/");
   std::string html = R"(<!doctype html>
-<html><head><meta charset="utf-8"><title>)" + escape_xml(title) + R"(</title>
+<html><head><meta charset="utf-8"><title>)" + html_escape(title) + R"(</title>
 <style>
 body { font: 13px sans-serif; margin: 16px; }
 .layer { margin-bottom: 10px; } .layer span { display: inline-block; width: 70px; vertical-align: top; }
@@ -45,7 +33,7 @@ canvas.head { border: 1px solid #ccc; margin: 1px; cursor: pointer; image-render
 canvas.head.sel { border-color: #d00; }
 #matrix { margin-top: 12px; }
 </style></head><body>
-<h2>)" + escape_xml(title) + R"(</h2>
+<h2>)" + html_escape(title) + R"(</h2>
 <p>Self-Attention Attribution: red = positive, blue = negative, each map scaled by the largest |value| of its layer.
 Click a head to show its token-to-token matrix; the first view is the sum over the heads of the first layer.</p>
 <div id="heads"></div>
@@ -120,20 +108,20 @@ std::string tree_svg(const nlohmann::json& tree) {
     s += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#1f4e9c\" stroke-opacity=\"{:.2f}\" "
         "stroke-width=\"2\" marker-end=\"url(#arrow)\"><title>{} → {} (layer {}, {:.2f})</title></line>\n",
-        X(a), Y(a), X(b), Y(b), 0.35 + 0.65 * std::min(1.0, w), escape_xml(tokens[a].get<std::string>()),
-        escape_xml(tokens[b].get<std::string>()), e.at("layer").get<int64_t>(), w);
+        X(a), Y(a), X(b), Y(b), 0.35 + 0.65 * std::min(1.0, w), html_escape(tokens[a].get<std::string>()),
+        html_escape(tokens[b].get<std::string>()), e.at("layer").get<int64_t>(), w);
   }
   for (size_t i = 0; i < n; ++i) {
     if (!used[i]) continue;
     const bool root = tree.value("root", -1) == (int64_t)i;
     s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"{}\"/>\n", X(i), Y(i), root ? "#d62728" : "#4a7bd0");
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", X(i), Y(i) - 14,
-                     escape_xml(tokens[i].get<std::string>()));
+                     html_escape(tokens[i].get<std::string>()));
   }
   // Token axis: every token, used or not, in order.
   for (size_t i = 0; i < n; ++i)
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#999\">{}</text>\n", X(i), H - 12,
-                     escape_xml(tokens[i].get<std::string>()));
+                     html_escape(tokens[i].get<std::string>()));
   s += "</svg>\n";
   return s;
 }
@@ -152,7 +140,7 @@ std::string curves_svg(const std::vector<Curve>& curves, const std::string& titl
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{:.0f}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
-      W, H, left + pw / 2, escape_xml(title));
+      W, H, left + pw / 2, html_escape(title));
   for (int t = 0; t <= 10; ++t) {
     const double y = t / 10.0;
     s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#eee\"/>\n", left, Y(y), left + pw, Y(y));
@@ -163,9 +151,9 @@ std::string curves_svg(const std::vector<Curve>& curves, const std::string& titl
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:.2g}</text>\n", X(x), top + ph + 18, x);
   }
   s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#333\"/>\n", left, top, pw, ph);
-  s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, H - 10, escape_xml(x_label));
+  s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, H - 10, html_escape(x_label));
   s += fmt::format("<text transform=\"translate(16,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", top + ph / 2,
-                   escape_xml(y_label));
+                   html_escape(y_label));
   for (size_t c = 0; c < curves.size(); ++c) {
     const char* color = kPalette[c % 8];
     std::string pts;
@@ -176,7 +164,7 @@ std::string curves_svg(const std::vector<Curve>& curves, const std::string& titl
     const double ly = top + 10 + 18 * c;
     s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"/>\n",
                      left + pw + 10, ly, left + pw + 30, ly, color);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + pw + 36, ly + 4, escape_xml(curves[c].name));
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + pw + 36, ly + 4, html_escape(curves[c].name));
   }
   s += "</svg>\n";
   return s;

@@ -860,7 +860,7 @@ Dataset load_dataset(const std::string& spec, const std::string& data_dir_arg) {
   if (has_suffix(spec, ".jsonl") || has_suffix(spec, ".csv") || has_suffix(spec, ".tsv"))
     fail("{}: dataset file not found", spec);
   std::string data_dir = data_dir_arg;
-  if (data_dir.empty() && !shared_dir().empty()) data_dir = join_path(shared_dir(), "data");
+  if (data_dir.empty()) data_dir = shared_data_dir();
   auto colon = spec.find(':');
   std::string name = colon == std::string::npos ? spec : spec.substr(0, colon);
   std::string split = colon == std::string::npos ? "" : spec.substr(colon + 1);

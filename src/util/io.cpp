@@ -120,6 +120,25 @@ std::string shared_dir() {
   return "";
 }
 
+std::string shared_data_dir() {
+  const std::string s = shared_dir();
+  return s.empty() ? "" : join_path(s, "data");
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;

@@ -29,6 +29,11 @@ nlohmann::json parse_json_line(const std::string& line, const std::string& sourc
 // The directory holding the shared data and fixtures: $SALIENT_SHARED, else ../shared relative to
 // the repository root (found from the current directory upwards), else "".
 std::string shared_dir();
+// shared_dir()/data, or "" when there is no shared directory: where the dataset specs resolve.
+std::string shared_data_dir();
+
+// Text made safe inside HTML/SVG/XML content and attribute values (&, <, >, ").
+std::string html_escape(const std::string& s);
 
 // "a, b,,c" → {"a", "b", "c"}: comma-separated names with spaces and empty items dropped.
 std::vector<std::string> split_list(const std::string& s);

@@ -1,0 +1,338 @@
+// The benchmark runner: methods × metrics over a dataset, resumable, with bootstrap CIs, tables and
+// heatmaps. See src/eval/benchmark.h.
+#include "eval/benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "data/dataset.h"
+#include "eval/plausibility.h"
+#include "util/error.h"
+#include "util/io.h"
+#include "util/memory.h"
+#include "util/progress.h"
+
+namespace salient {
+namespace {
+
+// Gold mask over the tokens of segment 0 (word rationale ≥ 0.5 projected to every piece).
+std::vector<int> token_gold(const Record& r, const Encoding& enc, const std::vector<int64_t>& word_of) {
+  std::vector<int> g;
+  for (size_t t = 0; t < enc.ids.size(); ++t)
+    if (word_of[t] >= 0) g.push_back(word_of[t] < static_cast<int64_t>(r.rationale.size()) && r.rationale[word_of[t]] >= 0.5f);
+  return g;
+}
+
+double nan_if_empty(const std::vector<int>& gold, double v) {
+  for (int g : gold)
+    if (g) return v;
+  return std::nan("");
+}
+
+nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+}  // namespace
+
+const std::vector<MetricInfo>& metric_registry() {
+  static const std::vector<MetricInfo> metrics = {
+      {"token_f1", "plausibility", true, "token F1 of the top-k tokens, k = the rationale's token count"},
+      {"token_f1_top5", "plausibility", true, "token F1 of the top 5 tokens (ERASER, ferret)"},
+      {"token_iou", "plausibility", true, "IoU of the top-k tokens with the rationale"},
+      {"token_auroc", "plausibility", true, "AUROC of the token scores against the rationale"},
+      {"token_auprc", "plausibility", true, "average precision of the token scores against the rationale"},
+      {"word_f1", "plausibility", true, "word F1 of the top-k words (word scores: sum over pieces)"},
+      {"word_auroc", "plausibility", true, "AUROC of the word scores"},
+      {"word_auprc", "plausibility", true, "average precision of the word scores"},
+      {"comprehensiveness", "faithfulness", true, "F(x) − F(x without the top k) (ERASER)"},
+      {"sufficiency", "faithfulness", false, "F(x) − F(only the top k) (ERASER)"},
+      {"aopc_comprehensiveness", "faithfulness", true, "comprehensiveness averaged over 10%…100% of the tokens"},
+      {"aopc_sufficiency", "faithfulness", false, "sufficiency averaged over 10%…100% of the tokens"},
+      {"deletion_auc", "faithfulness", false, "area under F while removing the top tokens"},
+      {"insertion_auc", "faithfulness", true, "area under F while keeping only the top tokens"},
+      {"time_ms", "cost", false, "wall time of the explain call per example"},
+      {"peak_mem_mb", "cost", false, "memory the explain call allocated at its peak (MiB)"},
+  };
+  return metrics;
+}
+
+const MetricInfo& metric_info(const std::string& name) {
+  for (const auto& m : metric_registry())
+    if (m.name == name) return m;
+  std::string valid;
+  for (const auto& m : metric_registry()) valid += (valid.empty() ? "" : ", ") + m.name;
+  fail("--metrics: unknown metric '{}' (valid: {})", name, valid);
+}
+
+std::string run_benchmark(const BenchmarkOptions& a) {
+  if (a.out_dir.empty()) fail("--out: required");
+  if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
+  if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
+  if (a.bootstrap < 0) fail("--bootstrap: must be >= 0 (got {})", a.bootstrap);
+  if (a.heatmaps < 0) fail("--heatmaps: must be >= 0 (got {})", a.heatmaps);
+  const std::vector<std::string>& methods = a.methods;
+  const std::vector<std::string>& metrics = a.metrics;
+  if (methods.empty()) fail("--methods: give at least one method");
+  if (metrics.empty()) fail("--metrics: give at least one metric");
+  std::map<std::string, std::unique_ptr<Explainer>> explainers;
+  std::map<std::string, ExplainOptions> method_options;
+  for (const auto& m : methods) {
+    explainers[m] = make_explainer(m);
+    auto it = a.method_options.find(m);
+    method_options[m] = with_declared_params(explainer_info(m), it == a.method_options.end() ? ExplainOptions{} : it->second);
+  }
+  bool want_plaus = false, want_faith = false;
+  for (const auto& m : metrics) {
+    const MetricInfo& info = metric_info(m);
+    want_plaus |= info.family == "plausibility";
+    want_faith |= info.family == "faithfulness";
+  }
+  FaithfulnessOptions fopts = a.faithfulness;
+  const ModelOutput metric_output = a.metric_output;
+
+  Dataset data = load_dataset(a.data_spec, a.data_dir.empty() ? shared_data_dir() : a.data_dir);
+  if (want_plaus && !data.has_rationales())
+    fail("--metrics: plausibility metrics need human rationales but '{}' has none (use faithfulness metrics only)",
+         a.data_spec);
+  Classifier clf = load_classifier(a.model_dir);
+  fopts.mask_id = clf.tokenizer.mask_id();
+  const size_t n = std::min<size_t>(data.records.size(), a.limit);
+  std::vector<Encoding> encs;
+  for (size_t i = 0; i < n; ++i) encs.push_back(clf.encode(data.records[i].text, data.records[i].text_pair));
+
+  // Resume: (example, method) pairs already in results.jsonl are skipped.
+  make_dirs(a.out_dir);
+  const std::string results_path = join_path(a.out_dir, "results.jsonl");
+  std::map<std::pair<size_t, std::string>, nlohmann::json> done;
+  if (file_exists(results_path)) {
+    std::ifstream in(results_path);
+    std::string line;
+    size_t line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty()) continue;
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(line);
+      } catch (const std::exception&) {
+        continue;  // a line cut by an interruption: recomputed
+      }
+      done[{j.at("index").get<size_t>(), j.at("method").get<std::string>()}] = j;
+    }
+  }
+  std::ofstream results(results_path, std::ios::app);
+
+  Progress progress("benchmark", static_cast<int64_t>(n * methods.size()), "ex");
+  for (size_t s = 0; s < n; s += a.batch_size) {
+    const size_t e = std::min(n, s + static_cast<size_t>(a.batch_size));
+    for (const auto& method : methods) {
+      std::vector<size_t> todo;
+      std::vector<const Encoding*> todo_encs;
+      for (size_t i = s; i < e; ++i)
+        if (!done.count({i, method})) {
+          todo.push_back(i);
+          todo_encs.push_back(&encs[i]);
+        }
+      if (todo.empty()) {
+        progress.update(static_cast<int64_t>(e - s));
+        continue;
+      }
+      std::vector<int64_t> todo_targets = predicted_classes(clf, todo_encs);
+      PeakMemorySampler sampler;
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<Explanation> ex = explainers[method]->explain(clf, todo_encs, todo_targets, method_options[method]);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                        double(todo.size());
+      const double mem = sampler.stop();
+      for (size_t k = 0; k < todo.size(); ++k) {
+        const size_t i = todo[k];
+        const Record& rec = data.records[i];
+        const Encoding& enc = encs[i];
+        nlohmann::json m;
+        m["time_ms"] = ms;
+        m["peak_mem_mb"] = num(mem);
+        const std::vector<int64_t> word_of = whitespace_word_ids(rec.text, enc, 0);
+        if (want_plaus) {
+          std::vector<double> tok_scores;
+          for (size_t t = 0; t < enc.ids.size(); ++t)
+            if (word_of[t] >= 0) tok_scores.push_back(ex[k].scores[t]);
+          std::vector<int> gold = token_gold(rec, enc, word_of);
+          std::vector<double> ws = word_scores(rec.text, enc, ex[k].scores);
+          std::vector<int> wgold;
+          for (size_t w = 0; w < ws.size(); ++w) wgold.push_back(w < rec.rationale.size() && rec.rationale[w] >= 0.5f);
+          int64_t k_tok = std::count(gold.begin(), gold.end(), 1), k_word = std::count(wgold.begin(), wgold.end(), 1);
+          if (!tok_scores.empty()) {
+            m["token_f1"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, k_tok).f1));
+            m["token_f1_top5"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, 5).f1));
+            m["token_iou"] = num(nan_if_empty(gold, token_iou_top_k(tok_scores, gold, k_tok)));
+            m["token_auroc"] = num(auroc(tok_scores, gold));
+            m["token_auprc"] = num(auprc(tok_scores, gold));
+          }
+          if (!ws.empty()) {
+            m["word_f1"] = num(nan_if_empty(wgold, token_prf_top_k(ws, wgold, k_word).f1));
+            m["word_auroc"] = num(auroc(ws, wgold));
+            m["word_auprc"] = num(auprc(ws, wgold));
+          }
+        }
+        if (want_faith) {
+          const int64_t target = ex[k].target;
+          SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
+            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), metric_output,
+                                   a.internal_batch);
+          };
+          int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
+          if (data.has_rationales()) {
+            std::vector<int> gold = token_gold(rec, enc, word_of);
+            kk = std::count(gold.begin(), gold.end(), 1);
+          }
+          std::vector<bool> removable = removable_positions(clf, enc);
+          if (std::count(removable.begin(), removable.end(), true) > 0) {
+            FaithfulnessResult fr = evaluate_faithfulness(scorer, to_sequence(enc), ex[k].scores, removable, kk, fopts);
+            m["comprehensiveness"] = fr.comprehensiveness;
+            m["sufficiency"] = fr.sufficiency;
+            m["aopc_comprehensiveness"] = fr.aopc_comprehensiveness;
+            m["aopc_sufficiency"] = fr.aopc_sufficiency;
+            m["deletion_auc"] = fr.deletion_auc;
+            m["insertion_auc"] = fr.insertion_auc;
+          }
+        }
+        nlohmann::json line = explanation_json(clf, enc, ex[k], std::nullopt, false, rec.id);
+        line["index"] = i;
+        line["label"] = rec.label;
+        line["metrics"] = m;
+        results << line.dump() << "\n";
+        done[{i, method}] = line;
+      }
+      results.flush();
+      progress.update(static_cast<int64_t>(e - s));
+    }
+  }
+  progress.finish();
+
+  // Aggregate: mean ± std and a seeded bootstrap 95% CI of the mean, over examples where defined.
+  nlohmann::json summary = {{"model", a.model_dir}, {"data", a.data_spec}, {"examples", n}, {"methods", nlohmann::json::object()}};
+  std::ostringstream md, csv;
+  md << "| method |";
+  for (const auto& m : metrics) md << " " << m << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < metrics.size(); ++i) md << "---|";
+  md << "\n";
+  csv << "method,metric,mean,std,ci_low,ci_high,n\n";
+  for (const auto& method : methods) {
+    md << "| " << method << " |";
+    for (const auto& metric : metrics) {
+      std::vector<double> v;
+      for (size_t i = 0; i < n; ++i) {
+        auto it = done.find({i, method});
+        if (it == done.end()) continue;
+        const auto& mj = it->second["metrics"];
+        if (mj.contains(metric) && mj[metric].is_number()) v.push_back(mj[metric].get<double>());
+      }
+      double mean = std::nan(""), sd = std::nan(""), lo = std::nan(""), hi = std::nan("");
+      if (!v.empty()) {
+        mean = 0;
+        for (double x : v) mean += x;
+        mean /= double(v.size());
+        sd = 0;
+        for (double x : v) sd += (x - mean) * (x - mean);
+        sd = v.size() > 1 ? std::sqrt(sd / double(v.size() - 1)) : 0.0;
+        std::mt19937_64 rng(a.seed + 12345);
+        std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+        std::vector<double> means;
+        for (int64_t b = 0; b < a.bootstrap; ++b) {
+          double sum = 0;
+          for (size_t t = 0; t < v.size(); ++t) sum += v[pick(rng)];
+          means.push_back(sum / double(v.size()));
+        }
+        std::sort(means.begin(), means.end());
+        if (!means.empty()) {
+          lo = means[static_cast<size_t>(0.025 * double(means.size() - 1))];
+          hi = means[static_cast<size_t>(std::ceil(0.975 * double(means.size() - 1)))];
+        }
+      }
+      summary["methods"][method][metric] = {{"mean", num(mean)}, {"std", num(sd)}, {"ci95", {num(lo), num(hi)}},
+                                            {"n", v.size()}};
+      if (v.empty()) md << " – |";
+      else md << fmt::format(" {:.4f} ± {:.4f} [{:.4f}, {:.4f}] |", mean, sd, lo, hi);
+      csv << fmt::format("{},{},{},{},{},{},{}\n", method, metric, mean, sd, lo, hi, v.size());
+    }
+    md << "\n";
+  }
+  md << "\nmean ± std [bootstrap 95% CI of the mean]; model " << a.model_dir << ", data " << a.data_spec << ", " << n
+     << " examples; per-example values in results.jsonl.\n";
+  write_file_atomic(join_path(a.out_dir, "summary.md"), md.str());
+  write_file_atomic(join_path(a.out_dir, "summary.csv"), csv.str());
+  write_file_atomic(join_path(a.out_dir, "summary.json"), summary.dump(2) + "\n");
+
+  // Heatmaps: the first examples, one row per method. Colour: red = the token raises the explained
+  // output, blue = lowers it; intensity = |score| / the row's largest |score| over content tokens.
+  // Structural tokens ([CLS], [SEP]) are drawn grey and left out of the scale: methods that keep
+  // [CLS] (IG with the pad baseline, occlusion...) would otherwise wash every other token out.
+  std::ostringstream html;
+  html << "<!doctype html><meta charset=\"utf-8\"><title>salient benchmark</title>"
+       << "<style>body{font-family:sans-serif} td{padding:2px 6px;vertical-align:top} "
+          "span{padding:1px 2px;margin:1px;display:inline-block;border-radius:3px} .st{color:#888;background:#eee} "
+          ".legend span{width:3em;text-align:center}</style>"
+       << "<h1>" << html_escape(a.data_spec) << " — " << html_escape(a.model_dir) << "</h1>"
+       << "<p class=\"legend\">Colour = score / (largest |score| of the row over content tokens): "
+          "<span style=\"background:rgb(255,0,0)\">+1</span><span style=\"background:rgb(255,128,128)\">+½</span>"
+          "<span style=\"background:#fff;border:1px solid #ccc\">0</span>"
+          "<span style=\"background:rgb(128,128,255)\">−½</span><span style=\"background:rgb(0,0,255)\">−1</span> "
+          "(red: raises the explained output of the target class, blue: lowers it; for methods whose scores are "
+          "never negative, all colour is red). <span class=\"st\">[CLS]</span> grey: structural token, not "
+          "scaled. Hover a token for its raw score.</p>";
+  const size_t shown = std::min<size_t>(n, a.heatmaps);
+  torch::Tensor probs;
+  if (shown > 0) {
+    std::vector<const Encoding*> first;
+    for (size_t i = 0; i < shown; ++i) first.push_back(&encs[i]);
+    torch::NoGradGuard no_grad;
+    Batch b = make_batch(first, clf.tokenizer.pad_id(), clf.model.device());
+    probs = torch::softmax(clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask), -1).cpu();
+  }
+  for (size_t i = 0; i < shown; ++i) {
+    const Record& rec = data.records[i];
+    const int64_t pred = probs[i].argmax().item<int64_t>();
+    html << "<h3>#" << i << ": predicted " << html_escape(clf.label_name(pred))
+         << fmt::format(" (p = {:.3f})", probs[i][pred].item<double>());
+    if (rec.label >= 0 && rec.label < clf.model.config().num_labels)
+      html << ", gold " << html_escape(clf.label_name(rec.label));
+    html << "</h3><table>";
+    const std::vector<bool> content = removable_positions(clf, encs[i]);
+    for (const auto& method : methods) {
+      auto it = done.find({i, method});
+      if (it == done.end()) continue;
+      const auto& j = it->second;
+      std::vector<double> sc = j["token_scores"].get<std::vector<double>>();
+      double mx = 0;
+      for (size_t t = 0; t < sc.size(); ++t)
+        if (content[t]) mx = std::max(mx, std::abs(sc[t]));
+      const int64_t target = j["target"].get<int64_t>();
+      html << "<tr><td>" << html_escape(method) << " (target " << html_escape(clf.label_name(target)) << ")</td><td>";
+      for (size_t t = 0; t < sc.size(); ++t) {
+        html << "<span";
+        if (!content[t]) {
+          html << " class=\"st\"";
+        } else {
+          const double v = mx > 0 ? sc[t] / mx : 0.0;
+          const int c = static_cast<int>(255 * (1 - std::min(1.0, std::abs(v))));
+          html << " style=\"background:"
+               << (v >= 0 ? fmt::format("rgb(255,{},{})", c, c) : fmt::format("rgb({},{},255)", c, c)) << "\"";
+        }
+        html << " title=\"" << sc[t] << "\">" << html_escape(encs[i].tokens[t]) << "</span>";
+      }
+      html << "</td></tr>";
+    }
+    html << "</table>";
+  }
+  write_file_atomic(join_path(a.out_dir, "heatmaps.html"), html.str());
+  return md.str();
+}
+
+}  // namespace salient

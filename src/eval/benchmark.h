@@ -1,0 +1,40 @@
+#pragma once
+// Explainer benchmark (ferret-style): every method × every metric over a dataset. Per example the
+// explanation and its metrics go to OUT/results.jsonl as they are computed (a rerun skips the
+// (example, method) pairs already there, so an interrupted run resumes); then the means, standard
+// deviations and seeded bootstrap 95% CIs go to OUT/summary.{md,csv,json}, and the first examples'
+// scores to OUT/heatmaps.html. The CLI (`salient benchmark`), the bindings and the viewer call this.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval/faithfulness.h"
+#include "explain/explainer.h"
+
+namespace salient {
+
+struct MetricInfo {
+  std::string name;
+  std::string family;  // plausibility | faithfulness | cost
+  bool higher_is_better = true;
+  std::string summary;
+};
+const std::vector<MetricInfo>& metric_registry();
+const MetricInfo& metric_info(const std::string& name);  // one-line error listing the metrics
+
+struct BenchmarkOptions {
+  std::string model_dir, data_spec, data_dir, out_dir;  // data_dir "": shared_data_dir()
+  std::vector<std::string> methods, metrics;
+  std::map<std::string, ExplainOptions> method_options;  // per method; absent = the method's defaults
+  FaithfulnessOptions faithfulness;                      // removal and tie order (mask_id from the model)
+  ModelOutput metric_output = ModelOutput::Probability;  // what faithfulness measures
+  int64_t internal_batch = 64;                           // rows per forward pass of the metrics
+  uint64_t seed = 0;                                     // bootstrap
+  int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
+};
+
+// Runs (or resumes) the benchmark and writes its files; returns the markdown summary table.
+std::string run_benchmark(const BenchmarkOptions& options);
+
+}  // namespace salient
