@@ -129,10 +129,8 @@ torch::Tensor row_combination(const torch::Tensor& a, const torch::Tensor& b, co
 
 // Layer `layer`'s Q, K and V weights stacked as one [3Hd, Hd] matrix, and their biases.
 std::pair<torch::Tensor, torch::Tensor> stacked_qkv(const Transformer& m, int64_t layer) {
-  const auto& W = m.weights();
-  const std::string p = "encoder.layer." + std::to_string(layer) + ".attention.self.";
-  return {torch::cat({W.at(p + "query.weight"), W.at(p + "key.weight"), W.at(p + "value.weight")}),
-          torch::cat({W.at(p + "query.bias"), W.at(p + "key.bias"), W.at(p + "value.bias")})};
+  const Transformer::LayerWeights& l = m.layer(layer);
+  return {torch::cat({l.q_w, l.k_w, l.v_w}), torch::cat({l.q_b, l.k_b, l.v_b})};
 }
 
 // IG's first layer in closed form. At a point z = c + α·d (c: baseline word embedding plus
@@ -153,7 +151,7 @@ struct LinearEmbedding {
 LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base, const torch::Tensor& diff,
                                  const torch::Tensor& types, const torch::Tensor& mask) {
   torch::NoGradGuard no_grad;
-  const auto& W = m.weights();
+  const Transformer::EmbeddingWeights& W = m.embedding_weights();
   const auto dt = base.scalar_type();
   LinearEmbedding le;
   torch::Tensor c = (base + m.embedding_offsets(types, mask, base.size(0), base.size(1))).to(torch::kDouble);
@@ -163,15 +161,15 @@ LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base
   le.s_cc = (c * c).mean(-1);
   le.s_cd = (c * d).mean(-1);
   le.s_dd = (d * d).mean(-1);
-  torch::Tensor gamma = W.at("embeddings.LayerNorm.weight").to(torch::kDouble);
+  torch::Tensor gamma = W.ln_w.to(torch::kDouble);
   le.u = (c * gamma).to(dt);
   le.v = (d * gamma).to(dt);
-  le.beta = W.at("embeddings.LayerNorm.bias");
+  le.beta = W.ln_b;
   if (m.config().embed_dim() != m.config().hidden_size) {
-    const torch::Tensor& pw = W.at("embeddings_project.weight");
+    const torch::Tensor& pw = W.project_w;
     le.u = torch::linear(le.u, pw);
     le.v = torch::linear(le.v, pw);
-    le.beta = torch::linear(le.beta, pw, W.at("embeddings_project.bias"));
+    le.beta = torch::linear(le.beta, pw, W.project_b);
   }
   if (m.num_layers() > 1) {
     auto [w, b] = stacked_qkv(m, 0);
@@ -242,20 +240,19 @@ struct FusedLayer {
 };
 
 FusedLayer fused_layer(const Transformer& m, int64_t layer) {
-  const auto& W = m.weights();
-  const std::string p = "encoder.layer." + std::to_string(layer) + ".";
+  const Transformer::LayerWeights& l = m.layer(layer);
   FusedLayer f;
   std::tie(f.w_qkv, f.b_qkv) = stacked_qkv(m, layer);
-  f.o_w = W.at(p + "attention.output.dense.weight");
-  f.o_b = W.at(p + "attention.output.dense.bias");
-  f.ln1_w = W.at(p + "attention.output.LayerNorm.weight");
-  f.ln1_b = W.at(p + "attention.output.LayerNorm.bias");
-  f.i_w = W.at(p + "intermediate.dense.weight");
-  f.i_b = W.at(p + "intermediate.dense.bias");
-  f.out_w = W.at(p + "output.dense.weight");
-  f.out_b = W.at(p + "output.dense.bias");
-  f.ln2_w = W.at(p + "output.LayerNorm.weight");
-  f.ln2_b = W.at(p + "output.LayerNorm.bias");
+  f.o_w = l.o_w;
+  f.o_b = l.o_b;
+  f.ln1_w = l.ln1_w;
+  f.ln1_b = l.ln1_b;
+  f.i_w = l.i_w;
+  f.i_b = l.i_b;
+  f.out_w = l.out_w;
+  f.out_b = l.out_b;
+  f.ln2_w = l.ln2_w;
+  f.ln2_b = l.ln2_b;
   f.w_qkv_t = f.w_qkv.t().contiguous();
   f.o_w_t = f.o_w.t().contiguous();
   f.i_w_t = f.i_w.t().contiguous();

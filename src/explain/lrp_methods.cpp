@@ -106,56 +106,62 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
               const HeadSelection& select = {}) {
   const Transformer& m = clf.model;
   const ModelConfig& c = m.config();
-  if (c.model_type != "bert") fail("--method: LRP methods support BERT models only (this one is '{}')", c.model_type);
+  const Transformer::PoolerClassifierWeights head = m.pooler_classifier("--method: LRP methods");
   torch::NoGradGuard no_grad;
-  const auto& W = m.weights();
   // In float64: the rules divide by pre-activations that can be near 0, which would amplify
   // float32 rounding (batched and single inputs would then differ by ~1e-4).
-  auto w = [&](const std::string& n) { return W.at(n).to(torch::kFloat64); };
+  auto f64 = [](const torch::Tensor& t) { return t.to(torch::kFloat64); };
+  std::vector<Transformer::LayerWeights> lw;
+  for (int64_t i = 0; i < m.num_layers(); ++i) {
+    Transformer::LayerWeights l = m.layer(i);
+    for (torch::Tensor* t : {&l.q_w, &l.q_b, &l.k_w, &l.k_b, &l.v_w, &l.v_b, &l.o_w, &l.o_b, &l.ln1_w, &l.ln1_b, &l.i_w,
+                             &l.i_b, &l.out_w, &l.out_b, &l.ln2_w, &l.ln2_b})
+      *t = f64(*t);
+    lw.push_back(std::move(l));
+  }
+  const Transformer::EmbeddingWeights& E = m.embedding_weights();
   const int64_t B = batch.input_ids.size(0), L = batch.input_ids.size(1), H = m.num_heads(), D = c.head_dim(),
                 Hd = c.hidden_size;
   auto heads = [&](const torch::Tensor& t) { return t.view({B, L, H, D}).transpose(1, 2); };
   auto merge = [&](const torch::Tensor& t) { return t.transpose(1, 2).reshape({B, L, Hd}); };
   torch::Tensor ext = m.extended_mask(batch.attention_mask, B, L).to(torch::kFloat64);
   // Embeddings summed and normalised in float64 too: the rules amplify float32 rounding here by
-  // up to 1e-3 relative (measured against the reference with bench/lrp_reference.py).
-  auto lookup = [&](const std::string& n, const torch::Tensor& ids) {
-    return torch::embedding(W.at(n), ids).to(torch::kFloat64);  // gather in float32, exact widening
+  // up to 1e-3 relative (measured against the reference, bench/reference_explainers.py).
+  auto lookup = [&](const torch::Tensor& table, const torch::Tensor& ids) {
+    return torch::embedding(table, ids).to(torch::kFloat64);  // gather in float32, exact widening
   };
   torch::Tensor positions = torch::arange(L, batch.input_ids.options()).unsqueeze(0).expand({B, L});
-  torch::Tensor h = lookup("embeddings.word_embeddings.weight", batch.input_ids) +
-                    lookup("embeddings.position_embeddings.weight", positions) +
-                    lookup("embeddings.token_type_embeddings.weight", batch.token_type_ids);
-  h = torch::layer_norm(h, {Hd}, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), c.layer_norm_eps);
+  torch::Tensor h = lookup(E.word, batch.input_ids) + lookup(E.position, positions) +
+                    lookup(E.token_type, batch.token_type_ids);
+  h = torch::layer_norm(h, {Hd}, f64(E.ln_w), f64(E.ln_b), c.layer_norm_eps);
   std::vector<LayerActs> acts;
   for (int64_t i = 0; i < m.num_layers(); ++i) {
-    const std::string p = "encoder.layer." + std::to_string(i) + ".";
     LayerActs a;
     a.input = h;
-    a.q = heads(torch::linear(h, w(p + "attention.self.query.weight"), w(p + "attention.self.query.bias")));
-    a.k = heads(torch::linear(h, w(p + "attention.self.key.weight"), w(p + "attention.self.key.bias")));
-    a.v = heads(torch::linear(h, w(p + "attention.self.value.weight"), w(p + "attention.self.value.bias")));
+    a.q = heads(torch::linear(h, lw[i].q_w, lw[i].q_b));
+    a.k = heads(torch::linear(h, lw[i].k_w, lw[i].k_b));
+    a.v = heads(torch::linear(h, lw[i].v_w, lw[i].v_b));
     a.probs = torch::softmax(torch::matmul(a.q, a.k.transpose(-1, -2)) / std::sqrt(double(D)) + ext, -1);
     a.ctx = merge(torch::matmul(a.probs, a.v));
-    a.attn_dense = torch::linear(a.ctx, w(p + "attention.output.dense.weight"), w(p + "attention.output.dense.bias"));
-    a.h1 = torch::layer_norm(a.attn_dense + h, {Hd}, w(p + "attention.output.LayerNorm.weight"),
-                             w(p + "attention.output.LayerNorm.bias"), c.layer_norm_eps);
-    a.inter = torch::linear(a.h1, w(p + "intermediate.dense.weight"), w(p + "intermediate.dense.bias"));
+    a.attn_dense = torch::linear(a.ctx, lw[i].o_w, lw[i].o_b);
+    a.h1 = torch::layer_norm(a.attn_dense + h, {Hd}, lw[i].ln1_w,
+                             lw[i].ln1_b, c.layer_norm_eps);
+    a.inter = torch::linear(a.h1, lw[i].i_w, lw[i].i_b);
     a.gelu = c.hidden_act == Activation::Relu ? torch::relu(a.inter)
              : c.hidden_act == Activation::GeluTanh ? torch::gelu(a.inter, "tanh") : torch::gelu(a.inter);
-    a.ff_dense = torch::linear(a.gelu, w(p + "output.dense.weight"), w(p + "output.dense.bias"));
-    h = torch::layer_norm(a.ff_dense + a.h1, {Hd}, w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"),
+    a.ff_dense = torch::linear(a.gelu, lw[i].out_w, lw[i].out_b);
+    h = torch::layer_norm(a.ff_dense + a.h1, {Hd}, lw[i].ln2_w, lw[i].ln2_b,
                           c.layer_norm_eps);
     acts.push_back(std::move(a));
   }
   torch::Tensor cls = h.select(1, 0);
-  torch::Tensor pooled = torch::tanh(torch::linear(cls, w("pooler.dense.weight"), w("pooler.dense.bias")));
+  torch::Tensor pooled = torch::tanh(torch::linear(cls, f64(head.pooler_w), f64(head.pooler_b)));
 
   // Classifier → pooler → [CLS] position.
   torch::Tensor R = torch::zeros({B, c.num_labels}, h.options());
   for (int64_t b = 0; b < B; ++b) R[b][targets[b]] = 1.0;
-  R = linear_relprop(R, pooled, w("classifier.weight"));
-  R = linear_relprop(R, cls, w("pooler.dense.weight"));
+  R = linear_relprop(R, pooled, f64(head.classifier_w));
+  R = linear_relprop(R, cls, f64(head.pooler_w));
   torch::Tensor Rh = torch::zeros_like(h);
   Rh.select(1, 0).copy_(R);
 
@@ -176,15 +182,14 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
     out.kept_heads = torch::stack(keep);
   }
   for (int64_t i = m.num_layers() - 1; i >= 0; --i) {
-    const std::string p = "encoder.layer." + std::to_string(i) + ".";
     const LayerActs& a = acts[i];
     // Output LayerNorm (identity) → Add(ff_dense, h1) → output dense → GELU (identity) → intermediate.
     auto [r_ff, r_h1_res] = add_relprop(Rh, a.ff_dense, a.h1);
-    torch::Tensor r_gelu = linear_relprop(r_ff, a.gelu, w(p + "output.dense.weight"));
-    torch::Tensor r_h1 = linear_relprop(r_gelu, a.h1, w(p + "intermediate.dense.weight")) + r_h1_res;  // clone
+    torch::Tensor r_gelu = linear_relprop(r_ff, a.gelu, lw[i].out_w);
+    torch::Tensor r_h1 = linear_relprop(r_gelu, a.h1, lw[i].i_w) + r_h1_res;  // clone
     // Attention output LayerNorm (identity) → Add(attn_dense, input) → dense.
     auto [r_ad, r_in_res] = add_relprop(r_h1, a.attn_dense, a.input);
-    torch::Tensor r_ctx = heads(linear_relprop(r_ad, a.ctx, w(p + "attention.output.dense.weight")));
+    torch::Tensor r_ctx = heads(linear_relprop(r_ad, a.ctx, lw[i].o_w));
     // Self-attention: context = probs @ V, scores = Q @ Kᵀ (scale and softmax pass relevance through).
     auto [r_probs, r_v] = matmul_relprop(r_ctx, a.probs, a.v);
     // Mask-LRP's MGAE keeps the map from its own unmasked pass, which skips the halving.
@@ -199,9 +204,9 @@ LrpResult lrp(const Classifier& clf, const Batch& batch, const std::vector<int64
     auto [r_q, r_kt] = matmul_relprop(r_probs, a.q, a.k.transpose(-1, -2));
     r_q = r_q / 2;
     torch::Tensor r_k = r_kt.transpose(-1, -2) / 2;
-    torch::Tensor r_self = linear_relprop(merge(r_q), a.input, w(p + "attention.self.query.weight")) +
-                           linear_relprop(merge(r_k), a.input, w(p + "attention.self.key.weight")) +
-                           linear_relprop(merge(r_v), a.input, w(p + "attention.self.value.weight"));
+    torch::Tensor r_self = linear_relprop(merge(r_q), a.input, lw[i].q_w) +
+                           linear_relprop(merge(r_k), a.input, lw[i].k_w) +
+                           linear_relprop(merge(r_v), a.input, lw[i].v_w);
     Rh = r_self + r_in_res;  // clone of the layer input
   }
   out.input_relevance = Rh;

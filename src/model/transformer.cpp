@@ -238,6 +238,23 @@ void Transformer::bind() {
     l.ln2_b = w(p + "output.LayerNorm.bias");
     layers_.push_back(l);
   }
+  auto optional = [&](const std::string& name) {
+    auto it = weights_.find(name);
+    return it == weights_.end() ? torch::Tensor() : it->second;
+  };
+  embeddings_.word = w("embeddings.word_embeddings.weight");
+  embeddings_.position = w("embeddings.position_embeddings.weight");
+  embeddings_.token_type = optional("embeddings.token_type_embeddings.weight");
+  embeddings_.ln_w = w("embeddings.LayerNorm.weight");
+  embeddings_.ln_b = w("embeddings.LayerNorm.bias");
+  embeddings_.project_w = optional("embeddings_project.weight");
+  embeddings_.project_b = optional("embeddings_project.bias");
+}
+
+Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
+  if (config_.model_type != "bert")
+    fail("{}: BERT models (pooler + classifier) only; this one is '{}'", who, config_.model_type);
+  return {w("pooler.dense.weight"), w("pooler.dense.bias"), w("classifier.weight"), w("classifier.bias")};
 }
 
 std::vector<std::string> Transformer::expected_weight_names() const {

@@ -112,6 +112,24 @@ class Transformer {
   torch::Dtype dtype() const;
   int64_t parameter_count() const;
 
+  // Typed views of the weights (the same tensors as weights()), for code that re-runs parts of the
+  // network (IG's fused path, LRP): no string lookups outside src/model.
+  struct LayerWeights {
+    torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
+  };
+  struct EmbeddingWeights {
+    torch::Tensor word, position, token_type;  // token_type undefined without token types (DistilBERT)
+    torch::Tensor ln_w, ln_b;
+    torch::Tensor project_w, project_b;        // ELECTRA's embeddings_project, else undefined
+  };
+  struct PoolerClassifierWeights {  // BERT's head: tanh pooler on [CLS], then the classifier
+    torch::Tensor pooler_w, pooler_b, classifier_w, classifier_b;
+  };
+  const LayerWeights& layer(int64_t i) const { return layers_.at(i); }
+  const EmbeddingWeights& embedding_weights() const { return embeddings_; }
+  // One-line error for model types whose head is not BERT's pooler + classifier.
+  PoolerClassifierWeights pooler_classifier(const std::string& who) const;
+
   bool training() const { return training_; }
   void train(bool on = true) { training_ = on; }
   void eval() { training_ = false; }
@@ -123,9 +141,6 @@ class Transformer {
   Transformer with_position_table(int64_t positions) const;
 
  private:
-  struct LayerWeights {
-    torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
-  };
   void bind();
   torch::Tensor activation(const torch::Tensor& x) const;
   torch::Tensor dropout(const torch::Tensor& x, double p) const;
@@ -134,6 +149,7 @@ class Transformer {
   ModelConfig config_;
   std::map<std::string, torch::Tensor> weights_;
   std::vector<LayerWeights> layers_;
+  EmbeddingWeights embeddings_;
   bool training_ = false;
 };
 
