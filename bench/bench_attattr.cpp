@@ -6,6 +6,7 @@
 //                 [--full-straightforward] [MODEL_DIR ...]
 // Every time is the median of --repeats runs (default 3) after one untimed warm-up run: a first,
 // cold run of the fast path was measured 1.5x slower than the same call repeated.
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -20,7 +21,13 @@ using namespace salient::attattr;
 namespace {
 
 int g_repeats = 3;
-double now_s(const std::function<void()>& fn) { return bench::time_median(fn, g_repeats, 1); }
+double g_cold_s = 0;  // the untimed warm-up run of the last now_s, reported where it tells something
+double now_s(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  g_cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return bench::time_median(fn, g_repeats, 0);
+}
 
 // Multiply-adds × 2 of one layer's forward at length L (attention products included).
 double layer_flops(const ModelConfig& c, int64_t len) {
@@ -95,14 +102,14 @@ void bench_model(const std::string& name, const Transformer& model, const torch:
     double fl = floor_flops(c, len, o.m, o.layers);
     double floor_s = fl / (peak * 1e9);
     std::string label = every ? "all" : "0";
-    std::printf("| fast (reuse + batched points) | %s | %.2f | %.2f | %.2f | %.2fx | |\n", label.c_str(), t_fast, fl / 1e12,
-                floor_s, t_fast / floor_s);
+    std::printf("| fast (reuse + batched points; first, cold run %.2f s) | %s | %.2f | %.2f | %.2f | %.2fx | |\n", g_cold_s,
+                label.c_str(), t_fast, fl / 1e12, floor_s, t_fast / floor_s);
     std::fflush(stdout);
     if (!every || full_straightforward) {
       AttributionResult slow;
       double t_slow = now_s([&] { slow = attribute_straightforward(model, ids, types, -1, o); });
-      std::printf("| straightforward (m full fwd+bwd per layer) | %s | %.2f | | | | %.1e |\n", label.c_str(), t_slow,
-                  rel_err(fast, slow));
+      std::printf("| straightforward (m full fwd+bwd per layer; first, cold run %.2f s) | %s | %.2f | | | | %.1e |\n",
+                  g_cold_s, label.c_str(), t_slow, rel_err(fast, slow));
       std::printf("| speed-up | %s | %.1fx | | | | |\n", label.c_str(), t_slow / t_fast);
     } else {
       // Straightforward time is linear in l (full forward always, backward down to l): measure the
