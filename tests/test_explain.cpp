@@ -730,10 +730,60 @@ TEST(Benchmark, LibraryRunWritesTablesAndResumes) {
   // Resume: nothing is recomputed, the summary is the same.
   EXPECT_EQ(run_benchmark(o), md);
   EXPECT_EQ(read_file(o.out_dir + "/results.jsonl"), results);
+  // The heatmap page has a legend and the prediction with its probability.
+  const std::string html = read_file(o.out_dir + "/heatmaps.html");
+  EXPECT_NE(html.find("class=\"legend\""), std::string::npos);
+  EXPECT_NE(html.find("predicted"), std::string::npos);
+  EXPECT_NE(html.find("(p = "), std::string::npos);
+  EXPECT_NE(html.find("class=\"st\""), std::string::npos);  // [CLS]/[SEP] drawn outside the scale
   EXPECT_FALSE(metric_info("sufficiency").higher_is_better);
   EXPECT_EQ(metric_info("token_auprc").family, "plausibility");
   EXPECT_NE(error_of([] { metric_info("accuracy"); }).find("--metrics: unknown metric 'accuracy'"), std::string::npos);
   o.methods = {"ig"};
   o.method_options["ig"].params = {{"samples", 3}};
   EXPECT_NE(error_of([&] { run_benchmark(o); }).find("--samples"), std::string::npos);
+}
+
+// LIME's features are lime's bag of words by default: every occurrence of a word goes together
+// (the same weight at each), a word's pieces share its weight, and a word without a letter or digit
+// is no feature; --lime-features positions makes each token its own feature.
+TEST(Explain, LimeWordFeaturesRemoveEveryOccurrence) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  Encoding enc = clf.encode("bleak film , unflinchingly bleak");
+  const std::vector<std::string> want_tokens = {"[CLS]", "bleak", "film", ",", "un", "##fl", "##in", "##ching", "##ly",
+                                                "bleak", "[SEP]"};
+  ASSERT_EQ(enc.tokens, want_tokens);
+  const int64_t target = predicted_classes(clf, {&enc})[0];
+  ExplainOptions o;
+  o.params = {{"samples", 300}};
+  auto words = make_explainer("lime")->explain(clf, {&enc}, {target}, o)[0];
+  EXPECT_EQ(words.params["features"], "words");
+  EXPECT_EQ(words.params["samples"], 300);
+  EXPECT_EQ(words.scores[1], words.scores[9]);  // both "bleak"
+  EXPECT_NE(words.scores[1], 0.0);
+  EXPECT_EQ(words.scores[3], 0.0);  // "," is not a feature
+  for (int t = 5; t <= 8; ++t) EXPECT_DOUBLE_EQ(words.scores[t], words.scores[4]);  // one word, five pieces
+  EXPECT_NEAR(word_scores("bleak film , unflinchingly bleak", enc, words.scores)[3], 5 * words.scores[4], 1e-12);
+  o.params["features"] = "positions";
+  auto positions = make_explainer("lime")->explain(clf, {&enc}, {target}, o)[0];
+  EXPECT_NE(positions.scores[1], positions.scores[9]);
+  EXPECT_NE(positions.scores[3], 0.0);
+}
+
+// IG's default rule is Captum's (Gauss–Legendre), and the explanation says which rule it used.
+TEST(Explain, IgDefaultsToGaussLegendre) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  Encoding enc = clf.encode("a charming journey");
+  auto e = make_explainer("ig")->explain(clf, {&enc}, {0}, ExplainOptions{})[0];
+  EXPECT_EQ(e.extras["rule"], "gausslegendre");
+  EXPECT_EQ(e.params["rule"], "gausslegendre");
+  EXPECT_EQ(e.params["steps"], 50);
+  EXPECT_LT(std::abs(e.extras["delta"].get<double>()), 1e-5);  // trapezoid's is ~1e-3 here
+  ASSERT_TRUE(e.output.has_value());
+  EXPECT_EQ(*e.output, ModelOutput::Probability);
+  e = make_explainer("gae")->explain(clf, {&enc}, {0}, ExplainOptions{})[0];
+  EXPECT_EQ(*e.output, ModelOutput::Logit);
+  EXPECT_FALSE(make_explainer("rollout")->explain(clf, {&enc}, {0}, ExplainOptions{})[0].output.has_value());
 }
