@@ -134,3 +134,59 @@ TEST(Cli, ExplainListShowsEveryMethodAndItsParameters) {
     for (const auto& p : info.params) EXPECT_NE(r.out.find(p.flag() + " ("), std::string::npos) << p.flag();
   }
 }
+
+// The success paths of the commands that write models and analyses, on tiny inputs: train (from
+// scratch, then predict and evaluate with the result) and attattr heads | prune | tree | triggers.
+TEST(Cli, TrainPredictEvaluateOnATinySet) {
+  SALIENT_REQUIRE_SHARED(model());
+  const std::string data = tmp("tiny.jsonl");
+  {
+    std::ofstream f(data);
+    for (int i = 0; i < 24; ++i)
+      f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
+  }
+  const std::string out = tmp("tiny_model");
+  auto r = run("train --train " + data + " --dev " + data + " --out " + out + " --vocab " + model() +
+               " --hidden 16 --layers 1 --heads 2 --intermediate 32 --max-length 16 --epochs 2 --batch-size 8 --seed 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.contains("accuracy") && j.contains("best_epoch"));
+  for (const char* f : {"config.json", "model.safetensors", "vocab.txt", "training.json"})
+    EXPECT_TRUE(salient::file_exists(out + "/" + f)) << f;
+  r = run("predict --model " + out, "the film was great\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["probs"].size(), 2u);
+  r = run("evaluate --model " + out + " --data " + data);
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["examples"], 24);
+  EXPECT_GE(j["accuracy"].get<double>(), 0.0);
+  expect_one_line_error(run("evaluate --model " + out + " --data sst2:nope"), "nope");
+}
+
+TEST(Cli, AttAttrHeadsPruneTreeTriggersOnATinySet) {
+  SALIENT_REQUIRE_SHARED(model());
+  const std::string data = tmp("tiny_attattr.jsonl");
+  {
+    std::ofstream f(data);
+    const char* texts[] = {"a charming and often affecting journey", "unflinchingly bleak and desperate",
+                           "the acting rarely rises above the material", "a gorgeous , witty , seductive movie"};
+    for (int i = 0; i < 4; ++i) f << "{\"text\": \"" << texts[i] << "\", \"label\": " << (i == 0 || i == 3) << "}\n";
+  }
+  const std::string heads = tmp("heads.json"), prune = tmp("prune.json");
+  auto r = run("attattr heads --model " + model() + " --data " + data + " --limit 4 --steps 4 --out " + heads);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto h = nlohmann::json::parse(salient::read_file(heads));
+  for (const char* k : {"attattr", "attention", "taylor", "taylor_michel", "random"})
+    EXPECT_EQ(h["scores"][k].size(), 2u) << k;  // [layers][heads]
+  EXPECT_EQ(h["m"], 4);
+  r = run("attattr prune --model " + model() + " --heads " + heads + " --eval-data " + data + " --prune-steps 2 --out " + prune);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(salient::read_file(prune))["curves"]["taylor"].size(), 3u);  // 0%, 50%, 100%
+  r = run("attattr tree --model " + model() + " --text \"a charming and often affecting journey\" --steps 4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("root"));
+  r = run("attattr triggers --model " + model() + " --train " + data + " --n 4 --dev " + data + " --steps 4 --top 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("valid_patterns"));
+}
