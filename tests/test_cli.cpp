@@ -190,3 +190,20 @@ TEST(Cli, AttAttrHeadsPruneTreeTriggersOnATinySet) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(nlohmann::json::parse(r.out).contains("valid_patterns"));
 }
+
+// A readable view on request (and by default on a terminal); JSON lines stay the default in a pipe.
+TEST(Cli, TextFormatForExplainAndPredict) {
+  SALIENT_REQUIRE_SHARED(model());
+  auto r = run("explain --model " + model() + " --method saliency --format text", "a charming journey\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(p = "), std::string::npos);
+  EXPECT_NE(r.out.find("saliency explains"), std::string::npos);
+  EXPECT_NE(r.out.find("charming["), std::string::npos);  // no terminal: scores in brackets
+  EXPECT_EQ(r.out.find("[CLS]"), std::string::npos);
+  r = run("predict --model " + model() + " --format text", "a charming journey\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(p = "), std::string::npos);
+  r = run("predict --model " + model(), "a charming journey\n");  // a pipe: JSON lines
+  EXPECT_NO_THROW(nlohmann::json::parse(r.out));
+  expect_one_line_error(run("predict --model " + model() + " --format xml", "x\n"), "--format");
+}

@@ -47,7 +47,7 @@ void run_tokenize(const TokenizeArgs& a) {
 
 // ---- predict ----
 struct PredictArgs {
-  std::string model, input = "-", output = "-";
+  std::string model, input = "-", output = "-", format = "auto";
   int64_t batch_size = 32;
   int max_length = 0;
 };
@@ -64,6 +64,7 @@ void run_predict(const PredictArgs& a) {
     if (encs.back().truncated)
       std::fprintf(stderr, "salient: warning: %s: input truncated to %zu tokens\n", where.c_str(), encs.back().ids.size());
   }
+  const bool text = text_format(a.format, a.output);
   Output out(a.output);
   torch::NoGradGuard no_grad;
   for (size_t s = 0; s < encs.size(); s += a.batch_size) {
@@ -83,7 +84,13 @@ void run_predict(const PredictArgs& a) {
       j["logits"] = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
       j["probs"] = std::vector<double>(p.data_ptr<double>(), p.data_ptr<double>() + p.numel());
       if (chunk[i]->truncated) j["truncated"] = true;
-      out.line(j);
+      if (!text) {
+        out.line(j);
+        continue;
+      }
+      const InputItem& item = items[s + i];
+      out.text(fmt::format("{} (p = {:.3f})\t{}\n", clf.label_name(id), p[id].item<double>(),
+                           item.text ? *item.text + (item.text_pair ? " | " + *item.text_pair : "") : "(ids)"));
     }
   }
   out.commit();
@@ -169,6 +176,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   pred_cmd->add_option("--out,-o,--output", pr.output, "output file (default stdout)");
   pred_cmd->add_option("--batch-size", pr.batch_size, "examples per forward pass");
   pred_cmd->add_option("--max-length", pr.max_length, "truncate inputs to this many tokens (default: the model's limit)");
+  pred_cmd->add_option("--format", pr.format, "auto (default: text on a terminal, JSON lines to a file or pipe) | json | text");
 
   static EvaluateArgs ev;
   auto* eval_cmd = app.add_subcommand("evaluate", "accuracy, macro-F1 and MCC on a labelled dataset (e.g. a held-out test split)");

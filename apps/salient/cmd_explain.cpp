@@ -107,12 +107,30 @@ std::string method_list() {
 
 // ---- explain ----
 struct ExplainArgs {
-  std::string model, method, input = "-", out = "-", target = "pred", word_agg = "sum";
+  std::string model, method, input = "-", out = "-", target = "pred", word_agg = "sum", format = "auto";
   int64_t batch_size = 16;
   int max_length = 0;
   bool list = false;
   MethodArgs m;
 };
+
+// The text view of one explanation: the prediction with its probability, the explained class, and
+// the tokens coloured (or bracketed) by score scaled by the largest |score| among content tokens.
+std::string explanation_text(const Classifier& clf, const nlohmann::json& j, const torch::Tensor& probs, bool color) {
+  const int64_t pred = probs.argmax().item<int64_t>();
+  std::string out = fmt::format("{} (p = {:.3f}); {} explains {}:", clf.label_name(pred), probs[pred].item<double>(),
+                                j["method"].get<std::string>(), j["target_label"].get<std::string>());
+  const auto tokens = j["tokens"].get<std::vector<std::string>>();
+  const auto scores = j["token_scores"].get<std::vector<double>>();
+  double mx = 0;
+  for (size_t t = 0; t < tokens.size(); ++t)
+    if (!clf.tokenizer.is_structural(clf.tokenizer.token_to_id(tokens[t]))) mx = std::max(mx, std::abs(scores[t]));
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    if (clf.tokenizer.is_structural(clf.tokenizer.token_to_id(tokens[t]))) continue;
+    out += " " + colored_token(tokens[t], mx > 0 ? scores[t] / mx : 0.0, color);
+  }
+  return out + "\n";
+}
 
 // The class to explain for one input: pred (the prediction), gold (the input's "label" field, a
 // class index or a label name), a class index, or a label name.
@@ -162,6 +180,7 @@ void run_explain(const ExplainArgs& a) {
     encs.push_back(item.text ? clf.encode(*item.text, item.text_pair, a.max_length)
                              : clf.encode_ids(item.input_ids, item.token_type_ids, where));
   }
+  const bool text = text_format(a.format, a.out), color = text && (a.out.empty() || a.out == "-") && ::isatty(STDOUT_FILENO);
   Output out(a.out);
   Progress progress("explain " + a.method, static_cast<int64_t>(encs.size()), "ex");
   for (size_t s = 0; s < encs.size(); s += a.batch_size) {
@@ -176,10 +195,18 @@ void run_explain(const ExplainArgs& a) {
                                          fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, items[i].line_no)));
     }
     std::vector<Explanation> ex = explainer->explain(clf, chunk, targets, opts);
+    torch::Tensor probs;
+    if (text) {
+      torch::NoGradGuard no_grad;
+      Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
+      probs = torch::softmax(clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask), -1).to(torch::kCPU);
+    }
     for (size_t i = 0; i < chunk.size(); ++i) {
       const InputItem& item = items[s + i];
       const nlohmann::json id = item.fields.is_object() && item.fields.contains("id") ? item.fields["id"] : nlohmann::json();
-      out.line(explanation_json(clf, *chunk[i], ex[i], item.text, a.word_agg == "max", id));
+      const nlohmann::json j = explanation_json(clf, *chunk[i], ex[i], item.text, a.word_agg == "max", id);
+      if (text) out.text(explanation_text(clf, j, probs[i], color));
+      else out.line(j);
     }
     progress.update(static_cast<int64_t>(chunk.size()));
   }
@@ -236,6 +263,8 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   ex_cmd->add_option("--batch-size", ex.batch_size, "inputs explained together");
   ex_cmd->add_option("--max-length", ex.max_length, "truncate inputs to this many tokens");
   ex_cmd->add_option("--word-agg", ex.word_agg, "word scores: sum (default) or max over the word's pieces");
+  ex_cmd->add_option("--format", ex.format,
+                     "auto (default: a coloured text view on a terminal, JSON lines to a file or pipe) | json | text");
   ex.m.add(ex_cmd);
 
   static BenchmarkArgs bm;

@@ -7,7 +7,13 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "data/inputs.h"
@@ -44,5 +50,23 @@ class Output {
   std::string path_;
   std::ostringstream buf_;
 };
+
+// --format auto|json|text: auto is the readable text view when the output is a terminal, JSON
+// lines when it is a file or a pipe.
+inline bool text_format(const std::string& format, const std::string& out_path) {
+  if (format == "json") return false;
+  if (format == "text") return true;
+  if (format != "auto") fail("--format: expected auto, json or text, got '{}'", format);
+  return (out_path.empty() || out_path == "-") && ::isatty(STDOUT_FILENO) != 0;
+}
+
+// A token coloured by a score in [-1, 1] for a 256-colour terminal (red raises the explained
+// output, blue lowers it), or bracketed with the score when there is no colour.
+inline std::string colored_token(const std::string& token, double v, bool color) {
+  if (!color) return v == 0 ? token : token + "[" + fmt::format("{:+.2f}", v) + "]";
+  static const int reds[] = {231, 224, 217, 210, 203, 196}, blues[] = {231, 189, 147, 105, 63, 21};
+  const int level = std::min(5, static_cast<int>(std::abs(v) * 5.0 + 0.5));
+  return fmt::format("\033[48;5;{}m\033[38;5;16m{}\033[0m", v >= 0 ? reds[level] : blues[level], token);
+}
 
 }  // namespace salient::cli
