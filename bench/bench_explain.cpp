@@ -95,7 +95,7 @@ void bench_bert_base_ig(int64_t length, int64_t steps, const std::string& ig_imp
   std::printf("\nBERT-base shape (random weights), %lld tokens, IG %lld steps (%s)\n", (long long)length,
               (long long)steps, ig_impl.empty() ? "default" : ig_impl.c_str());
   // The machine's speed drifts by 10-20% within minutes: the peak is measured right before and
-  // after each timing and the floor uses their mean.
+  // after each timing (the median of 3 runs after a warm-up) and the floor uses their mean.
   std::printf("| --internal-batch (rows/pass) | time s | sgemm peak before / after GFLOP/s | FLOP floor s | time / floor |\n"
               "|---|---|---|---|---|\n");
   for (int64_t ib : {64, 8}) {  // 64 = the default, capped at 2048 / length rows per pass (16 at 128)
@@ -104,7 +104,7 @@ void bench_bert_base_ig(int64_t length, int64_t steps, const std::string& ig_imp
     if (!ig_impl.empty()) o.params["impl"] = ig_impl;
     o.internal_batch = ib;
     const double before = bench::matmul_peak_gflops();
-    const double sec = bench::time_median([&] { (void)ig->explain(clf, {&enc}, {0}, o); }, 1, 1);
+    const double sec = bench::time_median([&] { (void)ig->explain(clf, {&enc}, {0}, o); }, 3, 1);
     const double after = bench::matmul_peak_gflops();
     const double floor_s = 2.0 * steps * ig_row_macs(clf.model.config(), length) / ((before + after) / 2 * 1e9);
     std::printf("| %lld | %.2f | %.1f / %.1f | %.2f | %.2f |\n", (long long)ib, sec, before, after, floor_s,

@@ -20,6 +20,7 @@
 #include "util/io.h"
 
 using namespace salient;
+using salient::test::rel_err;
 using salient::test::shared_path;
 
 namespace {
@@ -53,16 +54,6 @@ const Classifier& reference_model() {
   return clf;
 }
 
-// max_i |a_i − b_i| / max_i |b_i|: relative to the scale of the reference vector.
-double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double num = 0, den = 1e-12;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    num = std::max(num, std::abs(a[i] - b[i]));
-    den = std::max(den, std::abs(b[i]));
-  }
-  return num / den;
-}
 
 using salient::test::error_of;
 

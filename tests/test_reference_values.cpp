@@ -15,6 +15,7 @@
 #include "test_util.h"
 
 using namespace salient;
+using salient::test::rel_err;
 using salient::test::shared_path;
 
 namespace {
@@ -39,16 +40,6 @@ const Classifier& model_f64() {
   return clf;
 }
 
-// max_i |a_i − b_i| / max_i |b_i|.
-double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double num = 0, den = 1e-300;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    num = std::max(num, std::abs(a[i] - b[i]));
-    den = std::max(den, std::abs(b[i]));
-  }
-  return num / den;
-}
 
 struct Cases {
   std::vector<Encoding> encs;

@@ -1,6 +1,9 @@
 #pragma once
 // Shared test helpers: where the shared data/fixtures live ($SALIENT_SHARED overrides).
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <vector>
 #include <gtest/gtest.h>
 #include "util/error.h"
 #include "util/io.h"
@@ -31,6 +34,17 @@ std::string error_of(F&& f) {
   }
   ADD_FAILURE() << "expected salient::Error";
   return "";
+}
+
+// max_i |a_i − b_i| / max_i |b_i|: the error relative to the scale of the reference vector.
+inline double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double num = 0, den = 1e-300;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    num = std::max(num, std::abs(a[i] - b[i]));
+    den = std::max(den, std::abs(b[i]));
+  }
+  return num / den;
 }
 
 }  // namespace salient::test

@@ -234,25 +234,15 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, 
 
 // A full layer's weights as the fused path reads them: Q|K|V stacked, and each forward weight also
 // transposed once (x·Wᵀ from a contiguous Wᵀ runs ~10% faster in OpenBLAS at these shapes).
-struct FusedLayer {
-  torch::Tensor w_qkv, b_qkv, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
+struct FusedLayer : Transformer::LayerWeights {
+  torch::Tensor w_qkv, b_qkv;
   torch::Tensor w_qkv_t, o_w_t, i_w_t, out_w_t;
 };
 
 FusedLayer fused_layer(const Transformer& m, int64_t layer) {
-  const Transformer::LayerWeights& l = m.layer(layer);
   FusedLayer f;
+  static_cast<Transformer::LayerWeights&>(f) = m.layer(layer);
   std::tie(f.w_qkv, f.b_qkv) = stacked_qkv(m, layer);
-  f.o_w = l.o_w;
-  f.o_b = l.o_b;
-  f.ln1_w = l.ln1_w;
-  f.ln1_b = l.ln1_b;
-  f.i_w = l.i_w;
-  f.i_b = l.i_b;
-  f.out_w = l.out_w;
-  f.out_b = l.out_b;
-  f.ln2_w = l.ln2_w;
-  f.ln2_b = l.ln2_b;
   f.w_qkv_t = f.w_qkv.t().contiguous();
   f.o_w_t = f.o_w.t().contiguous();
   f.i_w_t = f.i_w.t().contiguous();
