@@ -94,6 +94,33 @@ TEST(ReferenceBert, LogitsProbsAndAttentionsMatchFixture) {
   }
 }
 
+// The attention logits and the queries and keys a forward can return are the ones behind the
+// fixture's attention probabilities: softmax(logits) = A, and logits = q·kᵀ/√d (no padding here).
+TEST(ReferenceBert, AttentionLogitsQueriesAndKeysGiveTheFixtureAttention) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  auto cases = load_cases();
+  Transformer model = load_model(model_dir());
+  model.to(torch::kFloat64);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& c = cases[i];
+    ForwardRequest req;
+    req.input_ids = row(c.ids);
+    req.token_type_ids = row(c.types);
+    req.want_attention_logits = true;
+    req.want_queries_keys = true;
+    torch::NoGradGuard ng;
+    auto out = model.forward(req);
+    auto want_attn = json_to_tensor(c.attentions);
+    ASSERT_EQ(out.attention_logits.size(), size_t(model.num_layers()));
+    for (int64_t l = 0; l < model.num_layers(); ++l) {
+      EXPECT_LT((torch::softmax(out.attention_logits[l][0], -1) - want_attn[l]).abs().max().item<double>(), 1e-9);
+      torch::Tensor qk = torch::matmul(out.queries[l], out.keys[l].transpose(-1, -2)) /
+                         std::sqrt(double(model.config().head_dim()));
+      EXPECT_LT((qk - out.attention_logits[l]).abs().max().item<double>(), 1e-9) << "layer " << l;
+    }
+  }
+}
+
 TEST(Transformer, BatchedWithPaddingEqualsOneByOne) {
   SALIENT_REQUIRE_SHARED(model_dir());
   Transformer model = load_model(model_dir());

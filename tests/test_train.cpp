@@ -79,6 +79,26 @@ TEST(Train, TinyRunLearnsAndResumesExactly) {
   std::system(("rm -rf " + full_dir + " " + part_dir).c_str());
 }
 
+// The objective is a parameter: one that rewards the opposite label is what the trainer
+// minimises (dev accuracy ends below chance), called once per batch.
+TEST(Train, ObjectiveIsAParameter) {
+  SALIENT_REQUIRE_SHARED(shared_path("data/sst2_glue/train.tsv"));
+  torch::set_num_threads(1);
+  const std::string dir = fresh_dir("objective");
+  TrainOptions o = tiny_options(dir);
+  int64_t calls = 0;
+  o.objective = [&](const Classifier& clf, const Batch& b, const torch::Tensor& labels) {
+    ++calls;
+    EXPECT_EQ(labels.size(0), b.input_ids.size(0));
+    return cross_entropy_objective()(clf, b, 1 - labels);
+  };
+  TrainResult r = train_classifier(o);
+  EXPECT_EQ(calls, 2 * ((3000 + 31) / 32));
+  EXPECT_LT(r.history[1].train_loss, r.history[0].train_loss);
+  EXPECT_LT(r.history[1].dev.accuracy, 0.47);  // the cross-entropy objective reaches > 0.55 (TinyRun)
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST(Train, BadOptionsGiveOneLineErrors) {
   TrainOptions o = tiny_options(fresh_dir("bad"));
   o.epochs = 0;

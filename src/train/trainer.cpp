@@ -101,7 +101,14 @@ ClassificationMetrics evaluate_classifier(const Classifier& clf, const Dataset& 
   return classification_metrics(gold, predict_labels(clf, encs, batch_size), clf.model.config().num_labels);
 }
 
+TrainingObjective cross_entropy_objective() {
+  return [](const Classifier& clf, const Batch& b, const torch::Tensor& labels) {
+    return torch::cross_entropy_loss(clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask), labels);
+  };
+}
+
 TrainResult train_classifier(const TrainOptions& o) {
+  const TrainingObjective objective = o.objective ? o.objective : cross_entropy_objective();
   if (o.output_dir.empty()) fail("--out: an output directory is required");
   if (o.epochs <= 0) fail("--epochs: must be positive (got {})", o.epochs);
   if (o.batch_size <= 0) fail("--batch-size: must be positive (got {})", o.batch_size);
@@ -237,8 +244,7 @@ TrainResult train_classifier(const TrainOptions& o) {
                                       : std::max(0.0, double(total_steps - step) / std::max<int64_t>(1, total_steps - warmup));
       for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(o.lr * lr_scale);
       optimizer.zero_grad();
-      auto logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask);
-      auto loss = torch::cross_entropy_loss(logits, torch::tensor(labels, torch::kLong).to(logits.device()));
+      auto loss = objective(clf, b, torch::tensor(labels, torch::kLong).to(clf.model.device()));
       loss.backward();
       if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(clf.model.parameters(), o.clip_norm);
       optimizer.step();

@@ -3,6 +3,7 @@
 // gradient clipping, length-bucketed batches, evaluation each epoch, best checkpoint in Hugging
 // Face format, resumable at epoch boundaries.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,13 @@
 #include "model/classifier.h"
 
 namespace salient {
+
+// What training minimises on one batch (mean over its examples), given the model, the padded batch
+// and the gold labels. The default is the cross-entropy of the labels on the classifier's logits;
+// a task with another head or loss (a regression head, SST's dual objective) supplies its own.
+using TrainingObjective =
+    std::function<torch::Tensor(const Classifier& clf, const Batch& batch, const torch::Tensor& labels)>;
+TrainingObjective cross_entropy_objective();
 
 struct TrainOptions {
   std::string train_data, dev_data;  // dataset specs (see load_dataset) or file paths
@@ -35,6 +43,7 @@ struct TrainOptions {
   uint64_t seed = 13;
   bool resume = false;
   int stop_after_epoch = 0;  // end this invocation after that epoch (a later --resume continues)
+  TrainingObjective objective;  // empty: cross_entropy_objective()
 };
 
 struct EpochRecord {
