@@ -249,6 +249,7 @@ void Transformer::bind() {
   embeddings_.ln_b = w("embeddings.LayerNorm.bias");
   embeddings_.project_w = optional("embeddings_project.weight");
   embeddings_.project_b = optional("embeddings_project.bias");
+  head_ = make_sequence_classification_head(config_, [&](const std::string& name) -> const torch::Tensor& { return w(name); });
 }
 
 Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
@@ -468,21 +469,7 @@ torch::Tensor Transformer::run_layers(int64_t from, torch::Tensor hidden, const 
 }
 
 torch::Tensor Transformer::classify(const torch::Tensor& last_hidden) const {
-  torch::Tensor x = last_hidden.select(1, 0);  // first token: [CLS] / <s>
-  const double p = config_.classifier_dropout_prob();
-  const std::string& type = config_.model_type;
-  if (type == "bert") {
-    torch::Tensor pooled = torch::tanh(torch::linear(x, w("pooler.dense.weight"), w("pooler.dense.bias")));
-    return torch::linear(dropout(pooled, p), w("classifier.weight"), w("classifier.bias"));
-  }
-  if (type == "roberta" || type == "electra") {
-    x = torch::linear(dropout(x, p), w("classifier.dense.weight"), w("classifier.dense.bias"));
-    x = type == "roberta" ? torch::tanh(x) : torch::gelu(x);
-    return torch::linear(dropout(x, p), w("classifier.out_proj.weight"), w("classifier.out_proj.bias"));
-  }
-  // distilbert
-  x = torch::relu(torch::linear(x, w("pre_classifier.weight"), w("pre_classifier.bias")));
-  return torch::linear(dropout(x, p), w("classifier.weight"), w("classifier.bias"));
+  return head_->forward(last_hidden, training_);
 }
 
 ForwardResult Transformer::forward(const ForwardRequest& req) const {

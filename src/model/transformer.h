@@ -7,10 +7,12 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/config.h"
+#include "model/heads.h"
 
 namespace salient {
 
@@ -92,7 +94,9 @@ class Transformer {
   // Runs layers [from, num_layers) with optional hooks (indexed by absolute layer).
   torch::Tensor run_layers(int64_t from, torch::Tensor hidden, const torch::Tensor& ext_mask,
                            const std::vector<LayerHooks>& hooks = {}) const;
-  torch::Tensor classify(const torch::Tensor& last_hidden) const;  // [B, L, Hd] → logits
+  // The task head (model/heads.h) on the last hidden states: [B, L, Hd] → logits.
+  torch::Tensor classify(const torch::Tensor& last_hidden) const;
+  const TaskHead& head() const { return *head_; }
 
   const ModelConfig& config() const { return config_; }
   int64_t num_layers() const { return config_.num_hidden_layers; }
@@ -150,6 +154,7 @@ class Transformer {
   std::map<std::string, torch::Tensor> weights_;
   std::vector<LayerWeights> layers_;
   EmbeddingWeights embeddings_;
+  std::shared_ptr<const TaskHead> head_;  // bound to weights_' tensors by bind()
   bool training_ = false;
 };
 
