@@ -239,7 +239,7 @@ void run_evaluate(EvaluateCmd& c) {
   o.out_dir = c.out;
   // Layout: from the first task's classifier (run_cross_task checks that all agree).
   if (!o.tasks.empty()) {
-    ModelConfig mc = ModelConfig::from_file(join_path(o.tasks[0].model_dir, "config.json"));
+    ModelConfig mc = load_model_config(o.tasks[0].model_dir);
     o.train.model.num_layers = mc.num_hidden_layers;
     o.train.model.num_heads = mc.num_attention_heads;
   }

@@ -22,11 +22,17 @@
 namespace salient {
 namespace {
 
-// Gold mask over the tokens of segment 0 (word rationale ≥ 0.5 projected to every piece).
-std::vector<int> token_gold(const Record& r, const Encoding& enc, const std::vector<int64_t>& word_of) {
+// Gold mask over the tokens of segment 0 that belong to a word (the word rationale projected to
+// every piece); all 0 for a record without a rationale.
+std::vector<int> token_gold(const Record& r, const Encoding& enc) {
   std::vector<int> g;
-  for (size_t t = 0; t < enc.ids.size(); ++t)
-    if (word_of[t] >= 0) g.push_back(word_of[t] < static_cast<int64_t>(r.rationale.size()) && r.rationale[word_of[t]] >= 0.5f);
+  if (r.rationale.empty()) {
+    for (int64_t w : whitespace_word_ids(r.text, enc, 0))
+      if (w >= 0) g.push_back(0);
+    return g;
+  }
+  for (int label : project_rationale(r.text, enc, r.rationale, "record '" + r.id + "'"))
+    if (label >= 0) g.push_back(label);
   return g;
 }
 
@@ -162,7 +168,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
           std::vector<double> tok_scores;
           for (size_t t = 0; t < enc.ids.size(); ++t)
             if (word_of[t] >= 0) tok_scores.push_back(ex[k].scores[t]);
-          std::vector<int> gold = token_gold(rec, enc, word_of);
+          std::vector<int> gold = token_gold(rec, enc);
           std::vector<double> ws = word_scores(rec.text, enc, ex[k].scores);
           std::vector<int> wgold;
           for (size_t w = 0; w < ws.size(); ++w) wgold.push_back(w < rec.rationale.size() && rec.rationale[w] >= 0.5f);
@@ -188,7 +194,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
           };
           int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
           if (data.has_rationales()) {
-            std::vector<int> gold = token_gold(rec, enc, word_of);
+            std::vector<int> gold = token_gold(rec, enc);
             kk = std::count(gold.begin(), gold.end(), 1);
           }
           std::vector<bool> removable = removable_positions(clf, enc);

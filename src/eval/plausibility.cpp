@@ -100,6 +100,20 @@ double token_iou_top_k(const std::vector<double>& scores, const std::vector<int>
   });
 }
 
+std::vector<int> project_rationale(const std::string& text, const Encoding& enc, const std::vector<float>& rationale,
+                                   const std::string& where) {
+  if (rationale.empty()) fail("{}: empty rationale (one value per word of the text is needed)", where);
+  std::vector<int64_t> words = whitespace_word_ids(text, enc, 0);
+  std::vector<int> labels(enc.ids.size(), -1);
+  for (size_t t = 0; t < enc.ids.size(); ++t) {
+    if (words[t] < 0) continue;
+    if (words[t] >= static_cast<int64_t>(rationale.size()))
+      fail("{}: rationale has {} values but the text has more words", where, rationale.size());
+    labels[t] = rationale[words[t]] >= 0.5f ? 1 : 0;
+  }
+  return labels;
+}
+
 PrfScores token_prf_threshold(const std::vector<double>& scores, const std::vector<int>& gold, double threshold) {
   check_pair(scores.size(), gold.size(), "token_prf_threshold");
   std::vector<int> predicted(scores.size());

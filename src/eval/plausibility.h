@@ -3,7 +3,10 @@
 // conventions). All functions take one example's scores and gold mask of equal length; callers
 // exclude special tokens beforehand. Errors (length mismatch, empty input) are salient::Error.
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "text/tokenizer.h"
 
 namespace salient {
 
@@ -31,6 +34,13 @@ double auprc(const std::vector<double>& scores, const std::vector<int>& gold);
 
 // IoU of the top-k binarisation with gold, averaged over the tied choices as token_prf_top_k.
 double token_iou_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k);
+
+// A word rationale (one value per whitespace word of `text`) projected onto the tokens: every
+// piece of a word with value >= 0.5 is 1, other pieces 0, and -1 for tokens that carry no label
+// (structural tokens, the pair segment). Errors name `where` when the rationale is empty or
+// shorter than the text's words. ExpNet's training labels and the benchmark's gold use it.
+std::vector<int> project_rationale(const std::string& text, const Encoding& enc, const std::vector<float>& rationale,
+                                   const std::string& where);
 
 // Per-example mean and pooled (micro) aggregation over a dataset.
 struct PlausibilitySummary {

@@ -173,20 +173,6 @@ torch::Tensor select_features(const torch::Tensor& raw, const FeatureOptions& o,
 
 // ---------------------------------------------------------------- labels
 
-std::vector<int> project_rationale(const std::string& text, const Encoding& enc, const std::vector<float>& rationale,
-                                   const std::string& where) {
-  if (rationale.empty()) fail("{}: empty rationale (ExpNet needs one value per word of the text)", where);
-  std::vector<int64_t> words = whitespace_word_ids(text, enc, 0);
-  std::vector<int> labels(enc.ids.size(), -1);
-  for (size_t t = 0; t < enc.ids.size(); ++t) {
-    if (words[t] < 0) continue;
-    if (words[t] >= static_cast<int64_t>(rationale.size()))
-      fail("{}: rationale has {} values but the text has more words", where, rationale.size());
-    labels[t] = rationale[words[t]] >= 0.5f ? 1 : 0;
-  }
-  return labels;
-}
-
 std::vector<int> scored_tokens(const Classifier& clf, const Encoding& enc) {
   std::vector<int> out(enc.ids.size(), 0);
   for (size_t t = 0; t < enc.ids.size(); ++t) {

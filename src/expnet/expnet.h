@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "data/dataset.h"
+#include "eval/plausibility.h"
 #include "model/classifier.h"
 
 namespace salient {
@@ -64,12 +65,6 @@ std::vector<RawFeatures> extract_raw_features(const Classifier& clf, const std::
 // Selects and scales the columns of `raw` that the options ask for → [n_tokens, dim].
 torch::Tensor select_features(const torch::Tensor& raw, const FeatureOptions& options, const std::string& where = "features");
 
-// ---- Labels ----
-// Token labels from word rationales: every piece of a rationale word (value ≥ 0.5) is 1, other
-// pieces 0; -1 for tokens that carry no label ([CLS], [SEP], padding, the pair segment).
-// Errors name `where` when the rationale is empty or shorter than the text's words.
-std::vector<int> project_rationale(const std::string& text, const Encoding& enc, const std::vector<float>& rationale,
-                                   const std::string& where);
 // 1 for tokens that get a score (not special, in the first segment), else 0.
 std::vector<int> scored_tokens(const Classifier& clf, const Encoding& enc);
 

@@ -106,11 +106,15 @@ std::string hf_weight_name(const std::string& canonical, const std::string& type
   return type + "." + canonical;  // bert., roberta., electra.
 }
 
-Transformer load_model(const std::string& dir, const LoadOptions& options, LoadReport* report) {
+ModelConfig load_model_config(const std::string& dir) {
   if (!dir_exists(dir)) fail("{}: model directory not found", dir);
   const std::string config_path = join_path(dir, "config.json");
   if (!file_exists(config_path)) fail("{}: missing config.json", dir);
-  ModelConfig config = ModelConfig::from_file(config_path);
+  return ModelConfig::from_file(config_path);
+}
+
+Transformer load_model(const std::string& dir, const LoadOptions& options, LoadReport* report) {
+  ModelConfig config = load_model_config(dir);
   if (!options.labels.empty()) {
     config.id2label = options.labels;
     config.num_labels = static_cast<int64_t>(options.labels.size());

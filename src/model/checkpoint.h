@@ -30,6 +30,9 @@ struct LoadOptions {
 // "distilbert.transformer.layer.0.attention.q_lin.weight".
 std::string hf_weight_name(const std::string& canonical, const std::string& model_type);
 
+// A model directory's configuration alone (one-line errors name the directory), e.g. to check a
+// layout before loading weights.
+ModelConfig load_model_config(const std::string& dir);
 Transformer load_model(const std::string& dir, const LoadOptions& options = {}, LoadReport* report = nullptr);
 // Writes config.json and model.safetensors (F32, F16 or BF16) atomically, file by file.
 void save_model(const Transformer& model, const std::string& dir, DType dtype = DType::F32);

@@ -7,50 +7,28 @@ torch::Tensor head_dropout(const torch::Tensor& x, double p, bool training) {
   return (training && p > 0) ? torch::dropout(x, p, true) : x;
 }
 
-// BERT: pooled = tanh(W_p x + b_p) on the first token, then the classifier.
-class PoolerClassifierHead : public TaskHead {
+// Every family's head is a two-layer map of the first token: dense, activation, dropout, output
+// layer. RoBERTa and ELECTRA also apply dropout before the dense layer (their ClassificationHead);
+// BERT's dense layer is its pooler (tanh), DistilBERT's its pre_classifier (ReLU).
+class FirstTokenHead : public TaskHead {
  public:
-  PoolerClassifierHead(torch::Tensor pw, torch::Tensor pb, torch::Tensor cw, torch::Tensor cb, double p)
-      : pw_(std::move(pw)), pb_(std::move(pb)), cw_(std::move(cw)), cb_(std::move(cb)), p_(p) {}
+  enum class Act { Tanh, Gelu, Relu };
+  FirstTokenHead(torch::Tensor dw, torch::Tensor db, torch::Tensor ow, torch::Tensor ob, Act act, bool dropout_first,
+                 double p)
+      : dw_(std::move(dw)), db_(std::move(db)), ow_(std::move(ow)), ob_(std::move(ob)), act_(act),
+        dropout_first_(dropout_first), p_(p) {}
   torch::Tensor forward(const torch::Tensor& last_hidden, bool training) const override {
-    torch::Tensor pooled = torch::tanh(torch::linear(last_hidden.select(1, 0), pw_, pb_));
-    return torch::linear(head_dropout(pooled, p_, training), cw_, cb_);
-  }
-
- private:
-  torch::Tensor pw_, pb_, cw_, cb_;
-  double p_;
-};
-
-// RoBERTa and ELECTRA: dense + activation + out_proj, dropout before each linear map.
-class DenseOutProjHead : public TaskHead {
- public:
-  DenseOutProjHead(torch::Tensor dw, torch::Tensor db, torch::Tensor ow, torch::Tensor ob, double p, bool gelu)
-      : dw_(std::move(dw)), db_(std::move(db)), ow_(std::move(ow)), ob_(std::move(ob)), p_(p), gelu_(gelu) {}
-  torch::Tensor forward(const torch::Tensor& last_hidden, bool training) const override {
-    torch::Tensor x = torch::linear(head_dropout(last_hidden.select(1, 0), p_, training), dw_, db_);
-    x = gelu_ ? torch::gelu(x) : torch::tanh(x);
+    torch::Tensor x = last_hidden.select(1, 0);
+    if (dropout_first_) x = head_dropout(x, p_, training);
+    x = torch::linear(x, dw_, db_);
+    x = act_ == Act::Tanh ? torch::tanh(x) : act_ == Act::Gelu ? torch::gelu(x) : torch::relu(x);
     return torch::linear(head_dropout(x, p_, training), ow_, ob_);
   }
 
  private:
   torch::Tensor dw_, db_, ow_, ob_;
-  double p_;
-  bool gelu_;
-};
-
-// DistilBERT: pre_classifier + ReLU, dropout, classifier.
-class PreClassifierHead : public TaskHead {
- public:
-  PreClassifierHead(torch::Tensor pw, torch::Tensor pb, torch::Tensor cw, torch::Tensor cb, double p)
-      : pw_(std::move(pw)), pb_(std::move(pb)), cw_(std::move(cw)), cb_(std::move(cb)), p_(p) {}
-  torch::Tensor forward(const torch::Tensor& last_hidden, bool training) const override {
-    torch::Tensor x = torch::relu(torch::linear(last_hidden.select(1, 0), pw_, pb_));
-    return torch::linear(head_dropout(x, p_, training), cw_, cb_);
-  }
-
- private:
-  torch::Tensor pw_, pb_, cw_, cb_;
+  Act act_;
+  bool dropout_first_;
   double p_;
 };
 
@@ -60,15 +38,16 @@ std::unique_ptr<TaskHead> make_sequence_classification_head(
     const ModelConfig& config, const std::function<const torch::Tensor&(const std::string&)>& weight) {
   const double p = config.classifier_dropout_prob();
   const std::string& type = config.model_type;
+  using Act = FirstTokenHead::Act;
   if (type == "bert")
-    return std::make_unique<PoolerClassifierHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
-                                                  weight("classifier.weight"), weight("classifier.bias"), p);
+    return std::make_unique<FirstTokenHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
+                                            weight("classifier.weight"), weight("classifier.bias"), Act::Tanh, false, p);
   if (type == "roberta" || type == "electra")
-    return std::make_unique<DenseOutProjHead>(weight("classifier.dense.weight"), weight("classifier.dense.bias"),
-                                              weight("classifier.out_proj.weight"), weight("classifier.out_proj.bias"),
-                                              p, type == "electra");
-  return std::make_unique<PreClassifierHead>(weight("pre_classifier.weight"), weight("pre_classifier.bias"),
-                                             weight("classifier.weight"), weight("classifier.bias"), p);
+    return std::make_unique<FirstTokenHead>(weight("classifier.dense.weight"), weight("classifier.dense.bias"),
+                                            weight("classifier.out_proj.weight"), weight("classifier.out_proj.bias"),
+                                            type == "electra" ? Act::Gelu : Act::Tanh, true, p);
+  return std::make_unique<FirstTokenHead>(weight("pre_classifier.weight"), weight("pre_classifier.bias"),
+                                          weight("classifier.weight"), weight("classifier.bias"), Act::Relu, false, p);
 }
 
 }  // namespace salient
