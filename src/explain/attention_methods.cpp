@@ -238,14 +238,39 @@ class AttCat : public AttentionExplainer {
 
 }  // namespace
 
-std::unique_ptr<Explainer> make_raw_attention() { return std::make_unique<RawAttention>(); }
-std::unique_ptr<Explainer> make_attention_mean_all() { return std::make_unique<MeanAttention>(false); }
-std::unique_ptr<Explainer> make_attention_mean_last() { return std::make_unique<MeanAttention>(true); }
-std::unique_ptr<Explainer> make_rollout() { return std::make_unique<Rollout>(); }
-std::unique_ptr<Explainer> make_attention_gradcam() { return std::make_unique<AttentionGradCam>(); }
-std::unique_ptr<Explainer> make_attention_cam() { return std::make_unique<AttentionCam>(); }
-std::unique_ptr<Explainer> make_gae() { return std::make_unique<Gae>(); }
-std::unique_ptr<Explainer> make_attcat() { return std::make_unique<AttCat>(); }
+ExplainerInfo raw_attention_info() {
+  return {"raw_attention", "attention", "last layer, [CLS] row, mean over heads", {},
+          [] { return std::unique_ptr<Explainer>(new RawAttention()); }};
+}
+ExplainerInfo attention_mean_info() {
+  return {"attention_mean", "attention", "attention to each token, mean over all layers, heads and queries (SMaT)", {},
+          [] { return std::unique_ptr<Explainer>(new MeanAttention(false)); }};
+}
+ExplainerInfo attention_mean_last_info() {
+  return {"attention_mean_last", "attention", "as attention_mean over the last layer only (SMaT)", {},
+          [] { return std::unique_ptr<Explainer>(new MeanAttention(true)); }};
+}
+ExplainerInfo rollout_info() {
+  return {"rollout", "attention", "attention rollout with the residual identity (Abnar & Zuidema 2020)",
+          {start_layer_param()}, [] { return std::unique_ptr<Explainer>(new Rollout()); }};
+}
+ExplainerInfo attention_gradcam_info() {
+  return {"attention_gradcam", "attention", "GradCAM on the last layer's attention (Chefer et al. 2021 code)", {},
+          [] { return std::unique_ptr<Explainer>(new AttentionGradCam()); }};
+}
+ExplainerInfo cam_info() {
+  return {"cam", "attention",
+          "last layer: attention gradient, mean over heads and queries, positive part (Mask-LRP's generate_gradcam)", {},
+          [] { return std::unique_ptr<Explainer>(new AttentionCam()); }};
+}
+ExplainerInfo gae_info() {
+  return {"gae", "attention", "generic attention explainability (Chefer et al. 2021b)", {},
+          [] { return std::unique_ptr<Explainer>(new Gae()); }};
+}
+ExplainerInfo attcat_info() {
+  return {"attcat", "attention", "attentive class activation tokens (Qiang et al. 2022)", {},
+          [] { return std::unique_ptr<Explainer>(new AttCat()); }};
+}
 
 // Rollout (Abnar & Zuidema 2020, as Chefer et al.'s compute_rollout_attention): Â_l = mean_h A_l + I,
 // rows renormalised; joint = Â_N ⋯ Â_start; scores = [CLS] row. Parameter start_layer (default 0).

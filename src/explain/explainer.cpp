@@ -21,44 +21,6 @@ ModelOutput parse_model_output(const std::string& name) {
 
 namespace {
 
-ParamSpec int_param(std::string name, nlohmann::json def, double min, double max, std::string doc) {
-  ParamSpec p;
-  p.name = std::move(name);
-  p.type = ParamSpec::Type::Int;
-  p.default_value = std::move(def);
-  p.min = min;
-  p.max = max;
-  p.doc = std::move(doc);
-  return p;
-}
-ParamSpec number_param(std::string name, double def, double min, double max, std::string doc) {
-  ParamSpec p = int_param(std::move(name), def, min, max, std::move(doc));
-  p.type = ParamSpec::Type::Number;
-  return p;
-}
-ParamSpec choice_param(std::string name, std::string def, std::vector<std::string> choices, std::string doc) {
-  ParamSpec p;
-  p.name = std::move(name);
-  p.default_value = std::move(def);
-  p.choices = std::move(choices);
-  p.doc = std::move(doc);
-  return p;
-}
-ParamSpec string_param(std::string name, nlohmann::json def, std::string doc) {
-  ParamSpec p;
-  p.name = std::move(name);
-  p.default_value = std::move(def);
-  p.doc = std::move(doc);
-  return p;
-}
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-ParamSpec removal_param() {
-  return choice_param("removal", "mask", {"mask", "delete"}, "a removed token is replaced by [MASK] or deleted");
-}
-ParamSpec start_layer_param() { return int_param("start_layer", 0, 0, kInf, "first layer rolled out"); }
-
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
   for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
@@ -103,69 +65,10 @@ std::string ParamSpec::describe() const {
 
 const std::vector<ExplainerInfo>& explainer_registry() {
   using namespace explain;
-  const std::vector<std::string> rules = {"gausslegendre", "riemann_left", "riemann_right", "riemann_middle",
-                                          "riemann_trapezoid", "gauss", "left", "right", "middle", "midpoint",
-                                          "trapezoid", "gauss_legendre", "gauss-legendre"};
   static const std::vector<ExplainerInfo> registry = {
-      {"random", "baseline", "uniform random scores (a floor for every metric)", {}, make_random},
-      {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)", {},
-       make_saliency},
-      {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension", {},
-       make_grad_x_input},
-      {"ig", "gradient", "integrated gradients on the word embeddings (Sundararajan et al. 2017)",
-       {int_param("steps", 50, 2, kInf, "integration points"),
-        choice_param("rule", "gausslegendre", rules, "quadrature rule (Captum's names; short aliases accepted)"),
-        choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
-                     "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),
-        choice_param("impl", "auto", {"auto", "fused", "autograd", "plain"},
-                     "implementation (same values up to rounding): fused on CPU, autograd elsewhere")},
-       make_integrated_gradients},
-      {"occlusion", "perturbation", "leave-one-out: output drop when a token is masked or deleted", {removal_param()},
-       make_occlusion},
-      {"raw_attention", "attention", "last layer, [CLS] row, mean over heads", {}, make_raw_attention},
-      {"attention_mean", "attention", "attention to each token, mean over all layers, heads and queries (SMaT)", {},
-       make_attention_mean_all},
-      {"attention_mean_last", "attention", "as attention_mean over the last layer only (SMaT)", {},
-       make_attention_mean_last},
-      {"rollout", "attention", "attention rollout with the residual identity (Abnar & Zuidema 2020)",
-       {start_layer_param()}, make_rollout},
-      {"attention_gradcam", "attention", "GradCAM on the last layer's attention (Chefer et al. 2021 code)", {},
-       make_attention_gradcam},
-      {"cam", "attention",
-       "last layer: attention gradient, mean over heads and queries, positive part (Mask-LRP's generate_gradcam)", {},
-       make_attention_cam},
-      {"gae", "attention", "generic attention explainability (Chefer et al. 2021b)", {}, make_gae},
-      {"attcat", "attention", "attentive class activation tokens (Qiang et al. 2022)", {}, make_attcat},
-      {"lrp_partial", "lrp", "LRP relevance of the last layer's attention, [CLS] row (Chefer et al. 2021 code)", {},
-       make_lrp_partial},
-      {"lrp_full", "lrp", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
-       {}, make_lrp_full},
-      {"transformer_attribution", "lrp", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out",
-       {start_layer_param()}, make_transformer_attribution},
-      {"mgae", "lrp",
-       "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through kept "
-       "heads (positional, or --heads)",
-       {start_layer_param(),
-        string_param("heads", "", "heads that pass relevance down, LAYER.HEAD,... (empty: the input's positional heads)"),
-        number_param("positional_threshold", 0.8, 0, 1,
-                     "share of tokens whose top key is the next/previous token that makes a head positional")},
-       make_mgae},
-      {"lime", "perturbation", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)",
-       {int_param("samples", 5000, 2, kInf, "perturbed samples per input (lime's default)"),
-        choice_param("features", "words", {"words", "positions"},
-                     "words: lime's bag of words (a word and all its occurrences); positions: each token"),
-        number_param("kernel_width", 25.0, 1e-12, kInf, "width of the exponential kernel on the cosine distance"),
-        removal_param()},
-       make_lime},
-      {"kernel_shap", "perturbation", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
-       {int_param("samples", nullptr, 4, kInf, "evaluation budget when sampling (no value: 2d + 2048, shap's)"),
-        int_param("exact_max", 10, 0, 20, "enumerate every coalition up to this many tokens (exact Shapley values)"),
-        removal_param()},
-       make_kernel_shap},
-      {"expnet", "learned",
-       "ExpNet (Mihaila 2026): a trained MLP from attention features to token importance (salient expnet train)",
-       {string_param("expnet", nullptr, "directory of a trained ExpNet (expnet.json + expnet.safetensors)")},
-       make_expnet},
+#define SALIENT_EXPLAINER(id) id##_info(),
+#include "explain/registry.inc"
+#undef SALIENT_EXPLAINER
   };
   return registry;
 }
@@ -272,7 +175,7 @@ nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, cons
     j["words"] = split_whitespace(*text);
     j["word_scores"] = word_scores(*text, enc, e.scores, word_max);
   }
-  j["extras"] = e.extras;
+  j["extras"] = e.extras.is_null() ? nlohmann::json::object() : e.extras;
   if (enc.truncated) j["truncated"] = true;
   return j;
 }
@@ -458,6 +361,42 @@ void check_inputs(const std::vector<const Encoding*>& inputs, const std::vector<
       fail("--target: class {} out of range for a model with {} labels", targets[i], num_labels);
   }
 }
+
+ParamSpec int_param(std::string name, nlohmann::json def, double min, double max, std::string doc) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamSpec::Type::Int;
+  p.default_value = std::move(def);
+  p.min = min;
+  p.max = max;
+  p.doc = std::move(doc);
+  return p;
+}
+ParamSpec number_param(std::string name, double def, double min, double max, std::string doc) {
+  ParamSpec p = int_param(std::move(name), def, min, max, std::move(doc));
+  p.type = ParamSpec::Type::Number;
+  return p;
+}
+ParamSpec choice_param(std::string name, std::string def, std::vector<std::string> choices, std::string doc) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.default_value = std::move(def);
+  p.choices = std::move(choices);
+  p.doc = std::move(doc);
+  return p;
+}
+ParamSpec string_param(std::string name, nlohmann::json def, std::string doc) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.default_value = std::move(def);
+  p.doc = std::move(doc);
+  return p;
+}
+
+ParamSpec removal_param() {
+  return choice_param("removal", "mask", {"mask", "delete"}, "a removed token is replaced by [MASK] or deleted");
+}
+ParamSpec start_layer_param() { return int_param("start_layer", 0, 0, kInf, "first layer rolled out"); }
 
 }  // namespace explain
 }  // namespace salient

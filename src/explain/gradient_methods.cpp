@@ -836,10 +836,34 @@ class Occlusion : public Explainer {
 
 }  // namespace
 
-std::unique_ptr<Explainer> make_random() { return std::make_unique<RandomExplainer>(); }
-std::unique_ptr<Explainer> make_saliency() { return std::make_unique<GradientExplainer>(false); }
-std::unique_ptr<Explainer> make_grad_x_input() { return std::make_unique<GradientExplainer>(true); }
-std::unique_ptr<Explainer> make_integrated_gradients() { return std::make_unique<IntegratedGradients>(); }
-std::unique_ptr<Explainer> make_occlusion() { return std::make_unique<Occlusion>(); }
+ExplainerInfo random_info() {
+  return {"random", "baseline", "uniform random scores (a floor for every metric)", {},
+          [] { return std::unique_ptr<Explainer>(new RandomExplainer()); }};
+}
+ExplainerInfo saliency_info() {
+  return {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)", {},
+          [] { return std::unique_ptr<Explainer>(new GradientExplainer(false)); }};
+}
+ExplainerInfo grad_x_input_info() {
+  return {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension", {},
+          [] { return std::unique_ptr<Explainer>(new GradientExplainer(true)); }};
+}
+ExplainerInfo ig_info() {
+  const std::vector<std::string> rules = {"gausslegendre", "riemann_left", "riemann_right", "riemann_middle",
+                                          "riemann_trapezoid", "gauss", "left", "right", "middle", "midpoint",
+                                          "trapezoid", "gauss_legendre", "gauss-legendre"};
+  return {"ig", "gradient", "integrated gradients on the word embeddings (Sundararajan et al. 2017)",
+          {int_param("steps", 50, 2, kInf, "integration points"),
+           choice_param("rule", "gausslegendre", rules, "quadrature rule (Captum's names; short aliases accepted)"),
+           choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
+                        "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),
+           choice_param("impl", "auto", {"auto", "fused", "autograd", "plain"},
+                        "implementation (same values up to rounding): fused on CPU, autograd elsewhere")},
+          [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }};
+}
+ExplainerInfo occlusion_info() {
+  return {"occlusion", "perturbation", "leave-one-out: output drop when a token is masked or deleted", {removal_param()},
+          [] { return std::unique_ptr<Explainer>(new Occlusion()); }};
+}
 
 }  // namespace salient::explain

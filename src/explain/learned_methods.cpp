@@ -39,6 +39,11 @@ class ExpNetExplainer : public Explainer {
 
 }  // namespace
 
-std::unique_ptr<Explainer> make_expnet() { return std::make_unique<ExpNetExplainer>(); }
+ExplainerInfo expnet_info() {
+  return {"expnet", "learned",
+          "ExpNet (Mihaila 2026): a trained MLP from attention features to token importance (salient expnet train)",
+          {string_param("expnet", nullptr, "directory of a trained ExpNet (expnet.json + expnet.safetensors)")},
+          [] { return std::unique_ptr<Explainer>(new ExpNetExplainer()); }};
+}
 
 }  // namespace salient::explain

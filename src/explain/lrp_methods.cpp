@@ -330,11 +330,27 @@ class LrpExplainer : public Explainer {
 
 }  // namespace
 
-std::unique_ptr<Explainer> make_lrp_partial() { return std::make_unique<LrpExplainer>(LrpKind::Partial); }
-std::unique_ptr<Explainer> make_lrp_full() { return std::make_unique<LrpExplainer>(LrpKind::Full); }
-std::unique_ptr<Explainer> make_transformer_attribution() {
-  return std::make_unique<LrpExplainer>(LrpKind::TransformerAttribution);
+ExplainerInfo lrp_partial_info() {
+  return {"lrp_partial", "lrp", "LRP relevance of the last layer's attention, [CLS] row (Chefer et al. 2021 code)", {},
+          [] { return std::unique_ptr<Explainer>(new LrpExplainer(LrpKind::Partial)); }};
 }
-std::unique_ptr<Explainer> make_mgae() { return std::make_unique<LrpExplainer>(LrpKind::Masked); }
+ExplainerInfo lrp_full_info() {
+  return {"lrp_full", "lrp", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
+          {}, [] { return std::unique_ptr<Explainer>(new LrpExplainer(LrpKind::Full)); }};
+}
+ExplainerInfo transformer_attribution_info() {
+  return {"transformer_attribution", "lrp", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out", {start_layer_param()},
+          [] { return std::unique_ptr<Explainer>(new LrpExplainer(LrpKind::TransformerAttribution)); }};
+}
+ExplainerInfo mgae_info() {
+  return {"mgae", "lrp",
+          "masked GAE (Mask-LRP, Song et al. 2024): transformer attribution, relevance passed down only through kept "
+          "heads (positional, or --heads)",
+          {start_layer_param(),
+           string_param("heads", "", "heads that pass relevance down, LAYER.HEAD,... (empty: the input's positional heads)"),
+           number_param("positional_threshold", 0.8, 0, 1,
+                        "share of tokens whose top key is the next/previous token that makes a head positional")},
+          [] { return std::unique_ptr<Explainer>(new LrpExplainer(LrpKind::Masked)); }};
+}
 
 }  // namespace salient::explain

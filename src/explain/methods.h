@@ -1,5 +1,6 @@
 #pragma once
 // Internal to src/explain: the factories the registry lists, and small helpers the methods share.
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -10,31 +11,20 @@
 
 namespace salient::explain {
 
-// gradient_methods.cpp
-std::unique_ptr<Explainer> make_random();
-std::unique_ptr<Explainer> make_saliency();
-std::unique_ptr<Explainer> make_grad_x_input();
-std::unique_ptr<Explainer> make_integrated_gradients();
-std::unique_ptr<Explainer> make_occlusion();
-// attention_methods.cpp
-std::unique_ptr<Explainer> make_raw_attention();
-std::unique_ptr<Explainer> make_attention_mean_all();
-std::unique_ptr<Explainer> make_attention_mean_last();
-std::unique_ptr<Explainer> make_rollout();
-std::unique_ptr<Explainer> make_attention_gradcam();
-std::unique_ptr<Explainer> make_attention_cam();
-std::unique_ptr<Explainer> make_gae();
-std::unique_ptr<Explainer> make_attcat();
-// lrp_methods.cpp
-std::unique_ptr<Explainer> make_lrp_partial();
-std::unique_ptr<Explainer> make_lrp_full();
-std::unique_ptr<Explainer> make_transformer_attribution();
-std::unique_ptr<Explainer> make_mgae();
-// perturbation_methods.cpp
-std::unique_ptr<Explainer> make_lime();
-std::unique_ptr<Explainer> make_kernel_shap();
-// learned_methods.cpp
-std::unique_ptr<Explainer> make_expnet();
+// Each method's registry entry (name, family, summary, parameters, factory), defined next to its
+// class; registry.inc lists them, one line each, in the order of salient explain --list.
+#define SALIENT_EXPLAINER(id) ExplainerInfo id##_info();
+#include "explain/registry.inc"
+#undef SALIENT_EXPLAINER
+
+// Parameter declarations for the registry entries.
+constexpr double kInf = std::numeric_limits<double>::infinity();
+ParamSpec int_param(std::string name, nlohmann::json def, double min, double max, std::string doc);
+ParamSpec number_param(std::string name, double def, double min, double max, std::string doc);
+ParamSpec choice_param(std::string name, std::string def, std::vector<std::string> choices, std::string doc);
+ParamSpec string_param(std::string name, nlohmann::json def, std::string doc);
+ParamSpec removal_param();      // --removal mask | delete
+ParamSpec start_layer_param();  // --start-layer (rollouts)
 
 // Logits without the work the classifier never reads: the head sees only the last layer's [CLS]
 // state, so the last layer runs for [CLS] alone (Transformer::first_token_layer, which never forms

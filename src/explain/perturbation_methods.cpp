@@ -341,7 +341,21 @@ std::vector<double> kernel_shap_fit(const std::vector<std::vector<int>>& z, cons
   return phi;
 }
 
-std::unique_ptr<Explainer> make_lime() { return std::make_unique<Lime>(); }
-std::unique_ptr<Explainer> make_kernel_shap() { return std::make_unique<KernelShap>(); }
+ExplainerInfo lime_info() {
+  return {"lime", "perturbation", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)",
+          {int_param("samples", 5000, 2, kInf, "perturbed samples per input (lime's default)"),
+           choice_param("features", "words", {"words", "positions"},
+                        "words: lime's bag of words (a word and all its occurrences); positions: each token"),
+           number_param("kernel_width", 25.0, 1e-12, kInf, "width of the exponential kernel on the cosine distance"),
+           removal_param()},
+          [] { return std::unique_ptr<Explainer>(new Lime()); }};
+}
+ExplainerInfo kernel_shap_info() {
+  return {"kernel_shap", "perturbation", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
+          {int_param("samples", nullptr, 4, kInf, "evaluation budget when sampling (no value: 2d + 2048, shap's)"),
+           int_param("exact_max", 10, 0, 20, "enumerate every coalition up to this many tokens (exact Shapley values)"),
+           removal_param()},
+          [] { return std::unique_ptr<Explainer>(new KernelShap()); }};
+}
 
 }  // namespace salient::explain
