@@ -648,6 +648,7 @@ TEST(ExplainCli, OneLineErrors) {
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --rule simpson", "x\n"), "--rule");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --target 7", "x\n"), "--target");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --score odds", "x\n"), "--score");
+  expect_one_line_error(run("explain --model " + model_dir() + " --method ig --output logit", "x\n"), "--score logit");
 }
 
 TEST(ExplainCli, BenchmarkTablesAndResume) {

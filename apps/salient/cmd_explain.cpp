@@ -160,6 +160,9 @@ void run_explain(const ExplainArgs& a) {
   }
   if (a.model.empty()) fail("--model: required");
   if (a.method.empty()) fail("--method: required (salient explain --list shows the methods)");
+  // --output once named the explained output; a file called "prob" or "logit" is that old habit.
+  if (a.out == "prob" || a.out == "logit")
+    fail("--output: '{}' would be the output file's name; the explained output is --score {}", a.out, a.out);
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.word_agg != "sum" && a.word_agg != "max") fail("--word-agg: expected sum or max, got '{}'", a.word_agg);
   auto explainer = make_explainer(a.method);  // unknown names fail before the model loads
