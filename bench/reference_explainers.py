@@ -55,7 +55,9 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURE = os.environ.get("SALIENT_REFERENCE_BERT", "/work/shared/fixtures/reference-bert")
+# The fixture as salient finds it: $SALIENT_SHARED, else the shared/ beside the checkout.
+FIXTURE = os.environ.get("SALIENT_REFERENCE_BERT") or os.path.join(
+    os.environ.get("SALIENT_SHARED") or os.path.join(HERE, "..", "..", "shared"), "fixtures", "reference-bert")
 
 REPOS = {  # env name -> GitHub repository
     "CHEFER": "hila-chefer/Transformer-Explainability",
