@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include <fmt/ranges.h>
+
 #include "commands.h"
 #include "data/dataset.h"
 #include "eval/faithfulness.h"
@@ -41,9 +43,8 @@ struct MethodArgs {
         spec.emplace(p.name, &p);
       }
     for (const auto& [name, p] : spec) {
-      std::string methods;
-      for (const auto& m : takers[name]) methods += (methods.empty() ? "" : ", ") + m;
-      flags[name] = cmd->add_option(p->flag(), given[name], methods + ": " + p->doc + " (see --list)");
+      flags[name] = cmd->add_option(p->flag(), given[name],
+                                    fmt::format("{}: {} (see --list)", fmt::join(takers[name], ", "), p->doc));
     }
     cmd->add_option("--internal-batch", internal_batch, "rows per internal forward pass (bounds memory)");
     cmd->add_option("--score", score,
@@ -59,11 +60,9 @@ struct MethodArgs {
       bool taken = false;
       for (const auto& m : methods)
         for (const auto& p : explainer_info(m).params) taken |= p.name == name;
-      if (!taken) {
-        std::string list;
-        for (const auto& m : methods) list += (list.empty() ? "" : ", ") + m;
-        fail("{}: not a parameter of {} (salient explain --list shows each method's parameters)", flag->get_name(), list);
-      }
+      if (!taken)
+        fail("{}: not a parameter of {} (salient explain --list shows each method's parameters)", flag->get_name(),
+             fmt::join(methods, ", "));
     }
   }
   ExplainOptions options_for(const std::string& method) const {
@@ -96,9 +95,8 @@ std::string method_list() {
   std::ostringstream out;
   for (const auto& info : explainer_registry()) {
     auto e = info.make();
-    const std::string output = !e->uses_model_output() ? ""
-                               : e->default_output() == ModelOutput::Logit ? "; explains the target logit"
-                                                                           : "; explains the target probability";
+    const std::string output =
+        e->uses_model_output() ? "; explains the target " + model_output_name(e->default_output()) : "";
     out << info.name << "  [" << info.family << output << "]\n  " << info.summary << "\n";
     for (const auto& p : info.params) out << "    " << p.describe() << "\n";
   }

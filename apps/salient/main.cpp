@@ -1,6 +1,8 @@
 // salient command-line interface.
 #include <c10/util/Exception.h>
 
+#include <fmt/ranges.h>
+
 #include "commands.h"
 #include "util/progress.h"
 #include "util/runtime.h"
@@ -28,8 +30,9 @@ void check_command_words(CLI::App& app, int argc, char** argv) {
     for (CLI::App* c : at->get_subcommands({}))
       if (c->get_name() == word) sub = c;
     if (!sub) {
-      std::string valid;
-      for (CLI::App* c : at->get_subcommands({})) valid += (valid.empty() ? "" : ", ") + c->get_name();
+      std::vector<std::string> names;
+      for (CLI::App* c : at->get_subcommands({})) names.push_back(c->get_name());
+      const std::string valid = fmt::format("{}", fmt::join(names, ", "));
       if (at == &app) fail("unknown command '{}' (commands: {})", word, valid);
       fail("{}: unknown command '{}' (commands: {})", at->get_name(), word, valid);
     }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "data/dataset.h"
 #include "eval/plausibility.h"
@@ -71,9 +72,9 @@ const std::vector<MetricInfo>& metric_registry() {
 const MetricInfo& metric_info(const std::string& name) {
   for (const auto& m : metric_registry())
     if (m.name == name) return m;
-  std::string valid;
-  for (const auto& m : metric_registry()) valid += (valid.empty() ? "" : ", ") + m.name;
-  fail("--metrics: unknown metric '{}' (valid: {})", name, valid);
+  std::vector<std::string> valid;
+  for (const auto& m : metric_registry()) valid.push_back(m.name);
+  fail("--metrics: unknown metric '{}' (valid: {})", name, fmt::join(valid, ", "));
 }
 
 std::string run_benchmark(const BenchmarkOptions& a) {

@@ -76,10 +76,8 @@ class AttentionExplainer : public Explainer {
       AttentionPass p = run_pass(clf, part, part_targets, output_of(o), with_grad_, with_hidden_);
       torch::NoGradGuard no_grad;
       torch::Tensor scores = compute(p, o);  // [B, L]
-      for (size_t b = 0; b < part.size(); ++b) {
+      for (size_t b = 0; b < part.size(); ++b)
         out.push_back({name_, part_targets[b], row_scores(scores, b, p.batch.lengths[b]), nlohmann::json::object()});
-        if (with_grad_) out.back().extras["output"] = output_of(o) == ModelOutput::Logit ? "logit" : "prob";
-      }
     }
     return out;
   }

@@ -2,6 +2,7 @@
 #include "explain/explainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <unordered_map>
@@ -21,12 +22,6 @@ ModelOutput parse_model_output(const std::string& name) {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
-
 std::string number_text(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
@@ -35,11 +30,15 @@ std::string number_text(double v) {
 
 }  // namespace
 
-std::string ParamSpec::flag() const {
+std::string param_flag(const std::string& name) {
   std::string f = "--" + name;
   std::replace(f.begin(), f.end(), '_', '-');
   return f;
 }
+
+std::string ParamSpec::flag() const { return param_flag(name); }
+
+std::string model_output_name(ModelOutput output) { return output == ModelOutput::Logit ? "logit" : "prob"; }
 
 std::string ParamSpec::type_name() const {
   switch (type) {
@@ -52,7 +51,7 @@ std::string ParamSpec::type_name() const {
 
 std::string ParamSpec::describe() const {
   std::string range;
-  if (!choices.empty()) range = join(choices, " | ");
+  if (!choices.empty()) range = fmt::format("{}", fmt::join(choices, " | "));
   else if (type != Type::String && (std::isfinite(min) || std::isfinite(max)))
     range = std::isfinite(max) ? fmt::format("{} in [{}, {}]", type_name(), number_text(min), number_text(max))
                                : fmt::format("{} >= {}", type_name(), number_text(min));
@@ -89,7 +88,7 @@ std::vector<std::string> post_hoc_explainer_names() {
 const ExplainerInfo& explainer_info(const std::string& name) {
   for (const auto& e : explainer_registry())
     if (e.name == name) return e;
-  fail("--method: unknown method '{}' (valid: {})", name, join(explainer_names()));
+  fail("--method: unknown method '{}' (valid: {})", name, fmt::join(explainer_names(), ", "));
 }
 
 std::unique_ptr<Explainer> make_explainer(const std::string& name) {
@@ -112,10 +111,8 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
     if (!p) {
       std::vector<std::string> flags;
       for (const auto& q : info.params) flags.push_back(q.flag());
-      ParamSpec unknown;
-      unknown.name = key;
-      fail("{}: method '{}' takes no such parameter ({})", unknown.flag(), info.name,
-           flags.empty() ? "it takes none" : "it takes " + join(flags));
+      fail("{}: method '{}' takes no such parameter ({})", param_flag(key), info.name,
+           flags.empty() ? "it takes none" : fmt::format("it takes {}", fmt::join(flags, ", ")));
     }
     if (value.is_null()) {
       o.params.erase(key);
@@ -141,7 +138,7 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
     } else if (!p->choices.empty() &&
                std::find(p->choices.begin(), p->choices.end(), value.get<std::string>()) == p->choices.end()) {
       fail("{}: unknown value '{}' for method '{}' (valid: {})", p->flag(), value.get<std::string>(), info.name,
-           join(p->choices));
+           fmt::join(p->choices, ", "));
     }
   }
   for (const auto& p : info.params)
@@ -166,7 +163,7 @@ nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, cons
   if (!id.is_null()) j["id"] = id;
   j["method"] = e.method;
   j["params"] = e.params;
-  j["output"] = e.output ? nlohmann::json(*e.output == ModelOutput::Logit ? "logit" : "prob") : nlohmann::json(nullptr);
+  j["output"] = e.output ? nlohmann::json(model_output_name(*e.output)) : nlohmann::json(nullptr);
   j["target"] = e.target;
   j["target_label"] = clf.label_name(e.target);
   j["tokens"] = enc.tokens;

@@ -21,6 +21,7 @@ namespace salient {
 // What the explained model outputs: softmax probability of the target (default) or its logit.
 enum class ModelOutput { Probability, Logit };
 ModelOutput parse_model_output(const std::string& name);  // "prob" | "logit"
+std::string model_output_name(ModelOutput output);         // the same names
 
 struct ExplainOptions {
   // The explained model output; unset = the method's own default (Explainer::default_output()).
@@ -44,7 +45,10 @@ struct Explanation {
   std::optional<ModelOutput> output;
 };
 
-// One parameter a method takes. Its command-line flag is --name with '_' written '-'.
+// A parameter's command-line flag: --name with '_' written '-'.
+std::string param_flag(const std::string& name);
+
+// One parameter a method takes.
 struct ParamSpec {
   enum class Type { Int, Number, String };
   std::string name;

@@ -788,7 +788,6 @@ class IntegratedGradients : public Explainer {
       e.extras["steps"] = n;
       e.extras["rule"] = rule_name(parse_rule(rule));
       e.extras["baseline"] = baseline_kind;
-      e.extras["output"] = output_of(o) == ModelOutput::Logit ? "logit" : "prob";
       out.push_back(std::move(e));
     }
     return out;
