@@ -63,13 +63,13 @@ Transformer load(torch::Dtype dtype) {
 
 // Error relative to the scale of the reference tensor (entries near zero are not divided by ~0).
 double scaled_err(const torch::Tensor& a, const torch::Tensor& ref) {
-  auto r = ref.to(torch::kFloat64);
-  return ((a.to(torch::kFloat64) - r).abs().max() / r.abs().max().clamp_min(1e-30)).item<double>();
+  auto r = ref.to(torch::kCPU, torch::kFloat64);
+  return ((a.to(torch::kCPU, torch::kFloat64) - r).abs().max() / r.abs().max().clamp_min(1e-30)).item<double>();
 }
 
 torch::Tensor stacked(const AttributionResult& r) {
   std::vector<torch::Tensor> t;
-  for (const auto& la : r.layers) t.push_back(la.attribution.to(torch::kFloat64));
+  for (const auto& la : r.layers) t.push_back(la.attribution.to(torch::kCPU, torch::kFloat64));
   return torch::stack(t);
 }
 
@@ -195,7 +195,7 @@ TEST(AttAttr, TaylorHeadScoresBothFormsAgainstFiniteDifferences) {
       scale[0][head][tok][0] = xi;
       req.hooks[layer].attn_scale = scale;
       torch::Tensor logits = m.forward(req).logits;
-      return torch::nn::functional::cross_entropy(logits, torch::tensor({set.labels[c]})).item<double>();
+      return torch::nn::functional::cross_entropy(logits.cpu(), torch::tensor({set.labels[c]})).item<double>();
     };
     const double h = 1e-6;
     for (int64_t l = 0; l < NL; ++l)

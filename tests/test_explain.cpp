@@ -173,7 +173,7 @@ TEST(Explain, IgImplementationsAgreeOnEveryFamily) {
       const bool norm = name.find("LayerNorm") != std::string::npos;
       torch::Tensor v = norm ? t : t * 20;
       if (name.size() > 4 && name.compare(name.size() - 4, 4, "bias") == 0) v = v + 0.3 * torch::randn_like(t);
-      w[name] = v.detach().to(torch::kFloat64);
+      w[name] = v.detach().to(torch::kCPU, torch::kFloat64);
     }
     clf.model.set_weights(w);
     Inputs in;
@@ -215,7 +215,7 @@ TEST(Explain, GeluKernelMatchesATen) {
   torch::manual_seed(3);
   torch::Tensor x = torch::cat({torch::linspace(-20, 20, 40001), torch::randn({10007}) * 3,
                                 torch::tensor({0.0, -0.0, 1e-30, -1e-30, 60.0, -60.0, -13.0, 13.0})})
-                        .to(torch::kDouble);
+                        .to(torch::kCPU, torch::kDouble);
   for (auto [dt, baseline] : {std::pair{torch::kFloat32, false}, std::pair{torch::kFloat32, true},
                                std::pair{torch::kFloat64, false}}) {
     torch::Tensor xt = x.to(dt), y = torch::empty_like(xt), d = torch::empty_like(xt);
@@ -228,10 +228,10 @@ TEST(Explain, GeluKernelMatchesATen) {
     }
     explain::use_baseline_kernels(false);
     // Against ATen at the input as rounded to dt.
-    torch::Tensor xr = xt.to(torch::kDouble);
+    torch::Tensor xr = xt.to(torch::kCPU, torch::kDouble);
     const double tol = dt == torch::kFloat32 ? 1e-6 : 1e-13;
-    EXPECT_LT((y.to(torch::kDouble) - torch::gelu(xr)).abs().max().item<double>(), tol) << dt << baseline;
-    EXPECT_LT((d.to(torch::kDouble) - torch::gelu_backward(torch::ones_like(xr), xr)).abs().max().item<double>(), tol)
+    EXPECT_LT((y.to(torch::kCPU, torch::kDouble) - torch::gelu(xr)).abs().max().item<double>(), tol) << dt << baseline;
+    EXPECT_LT((d.to(torch::kCPU, torch::kDouble) - torch::gelu_backward(torch::ones_like(xr), xr)).abs().max().item<double>(), tol)
         << dt << baseline;
   }
 }
@@ -600,7 +600,7 @@ TEST(Explain, CamIsTheMeanLastLayerAttentionGradient) {
     ForwardResult r = copy.model.forward(req);
     torch::Tensor p = r.logits[0][targets[i]];
     torch::Tensor g = torch::autograd::grad({p}, {r.attentions.back()})[0][0];  // [H, L, L]
-    torch::Tensor want = g.mean(0).mean(0).clamp_min(0).to(torch::kDouble);
+    torch::Tensor want = g.mean(0).mean(0).clamp_min(0).to(torch::kCPU, torch::kDouble);
     want[0] = 0;
     std::vector<double> w(want.data_ptr<double>(), want.data_ptr<double>() + want.numel());
     EXPECT_LT(rel_err(cam[i].scores, w), 1e-5) << "case " << i;
@@ -672,6 +672,7 @@ TEST(ExplainCli, BenchmarkTablesAndResume) {
   EXPECT_EQ(summary["methods"]["saliency"]["token_f1"]["n"], 2);
   EXPECT_EQ(summary["methods"]["saliency"]["aopc_comprehensiveness"]["n"], 3);
   const auto& ci = summary["methods"]["gae"]["token_auprc"]["ci95"];
+  ASSERT_EQ(ci.size(), 2u) << summary.dump();
   EXPECT_LE(ci[0].get<double>(), summary["methods"]["gae"]["token_auprc"]["mean"].get<double>());
   // Rerun: nothing recomputed, a new method only adds its lines.
   r = run(args);

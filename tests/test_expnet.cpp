@@ -146,7 +146,7 @@ TEST(ExpNet, EmptyOrShortRationaleIsAOneLineError) {
 TEST(ExpNet, FocalLossIsHalfBceAtGammaZeroAlphaHalf) {
   torch::manual_seed(3);
   torch::Tensor z = torch::randn({50}, torch::kFloat64) * 3;
-  torch::Tensor y = (torch::rand({50}, torch::kFloat64) > 0.7).to(torch::kFloat64);
+  torch::Tensor y = (torch::rand({50}, torch::kFloat64) > 0.7).to(torch::kCPU, torch::kFloat64);
   double bce = torch::binary_cross_entropy_with_logits(z, y).item<double>();
   EXPECT_NEAR(focal_loss(z, y, 0.5, 0.0).item<double>() * 2, bce, 1e-12);
   // γ > 0 down-weights easy examples: never above the α-weighted BCE.

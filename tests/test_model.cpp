@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/runtime.h"
 
 using namespace salient;
 using salient::test::json_to_tensor;
@@ -55,8 +56,8 @@ std::string temp_dir(const std::string& tag) {
 }
 
 double max_rel_err(const torch::Tensor& a, const torch::Tensor& b) {
-  auto diff = (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs();
-  auto scale = b.to(torch::kFloat64).abs().clamp_min(1e-3);
+  auto diff = (a.to(torch::kCPU, torch::kFloat64) - b.to(torch::kCPU, torch::kFloat64)).abs();
+  auto scale = b.to(torch::kCPU, torch::kFloat64).abs().clamp_min(1e-3);
   return (diff / scale).max().item<double>();
 }
 
@@ -79,14 +80,14 @@ TEST(ReferenceBert, LogitsProbsAndAttentionsMatchFixture) {
       torch::NoGradGuard ng;
       auto out = model.forward(req);
       auto want_logits = torch::tensor(c.logits, torch::kFloat64);
-      EXPECT_LT((out.logits[0].to(torch::kFloat64) - want_logits).abs().max().item<double>(), tol);
-      auto probs = torch::softmax(out.logits[0].to(torch::kFloat64), 0);
+      EXPECT_LT((out.logits[0].to(torch::kCPU, torch::kFloat64) - want_logits).abs().max().item<double>(), tol);
+      auto probs = torch::softmax(out.logits[0].to(torch::kCPU, torch::kFloat64), 0);
       EXPECT_LT((probs - torch::tensor(c.probs, torch::kFloat64)).abs().max().item<double>(), tol);
       EXPECT_EQ(out.logits[0].argmax().item<int64_t>(), c.pred);
       auto want_attn = json_to_tensor(c.attentions);  // [layer][head][q][k]
       ASSERT_EQ(want_attn.size(0), model.num_layers());
       for (int64_t l = 0; l < model.num_layers(); ++l)
-        EXPECT_LT((out.attentions[l][0].to(torch::kFloat64) - want_attn[l]).abs().max().item<double>(), tol)
+        EXPECT_LT((out.attentions[l][0].to(torch::kCPU, torch::kFloat64) - want_attn[l]).abs().max().item<double>(), tol)
             << "layer " << l;
       if (std::any_of(c.types.begin(), c.types.end(), [](int64_t t) { return t == 1; })) ++pairs;
     }
@@ -113,7 +114,7 @@ TEST(ReferenceBert, AttentionLogitsQueriesAndKeysGiveTheFixtureAttention) {
     auto want_attn = json_to_tensor(c.attentions);
     ASSERT_EQ(out.attention_logits.size(), size_t(model.num_layers()));
     for (int64_t l = 0; l < model.num_layers(); ++l) {
-      EXPECT_LT((torch::softmax(out.attention_logits[l][0], -1) - want_attn[l]).abs().max().item<double>(), 1e-9);
+      EXPECT_LT((torch::softmax(out.attention_logits[l][0], -1).cpu() - want_attn[l]).abs().max().item<double>(), 1e-9);
       torch::Tensor qk = torch::matmul(out.queries[l], out.keys[l].transpose(-1, -2)) /
                          std::sqrt(double(model.config().head_dim()));
       EXPECT_LT((qk - out.attention_logits[l]).abs().max().item<double>(), 1e-9) << "layer " << l;
@@ -286,11 +287,11 @@ TEST(Checkpoint, SaveLoadRoundTripForEveryFamily) {
     EXPECT_EQ(loaded.config().id2label, (std::vector<std::string>{"no", "yes", "maybe"}));
     auto ids = torch::tensor({{2, 7, 9, 11, 3}}, torch::kLong);
     torch::NoGradGuard ng;
-    EXPECT_TRUE(torch::equal(model.logits(ids), loaded.logits(ids))) << type;
+    EXPECT_TRUE(torch::equal(model.logits(ids), loaded.logits(ids).cpu())) << type;
     // Half-precision files load back close to the original.
     save_model(model, dir, DType::BF16);
     Transformer half = load_model(dir);
-    EXPECT_LT((half.logits(ids) - model.logits(ids)).abs().max().item<float>(), 0.05) << type;
+    EXPECT_LT((half.logits(ids).cpu() - model.logits(ids)).abs().max().item<float>(), 0.05) << type;
     std::system(("rm -rf " + dir).c_str());
   }
   EXPECT_EQ(hf_weight_name("encoder.layer.3.attention.self.query.weight", "distilbert"),
@@ -365,4 +366,22 @@ TEST(Transformer, GrownPositionTableKeepsShortInputsAndRepeatsLearnedRows) {
   EXPECT_THROW(model.logits(long_ids), salient::Error);
   EXPECT_EQ(grown.logits(long_ids).size(0), 1);
   EXPECT_THROW(model.with_position_table(0), salient::Error);
+}
+
+// --device / $SALIENT_DEVICE: malformed names and devices this build or machine lacks are one-line
+// errors naming the option; nothing falls back to the CPU silently.
+TEST(Runtime, DeviceNamesAreCheckedAgainstBuildAndMachine) {
+  EXPECT_TRUE(parse_device("cpu").is_cpu());
+  for (const char* bad : {"gpu", "CUDA", "cuda:", "cuda:x", "cuda:-1", "cuda0", "cpu:0", ""})
+    EXPECT_NE(test::error_of([&] { parse_device(bad); }).find("--device: expected cpu, cuda or cuda:N"), std::string::npos)
+        << bad;
+  EXPECT_NE(test::error_of([] { parse_device("gpu", "$SALIENT_DEVICE"); }).find("$SALIENT_DEVICE"), std::string::npos);
+  if (!torch::cuda::is_available()) {
+    const std::string e = test::error_of([] { parse_device("cuda"); });
+    EXPECT_TRUE(e.find("CUDA build") != std::string::npos || e.find("no CUDA device") != std::string::npos) << e;
+  } else {
+    EXPECT_TRUE(parse_device("cuda").is_cuda());
+    EXPECT_EQ(parse_device("cuda:0").index(), 0);
+    EXPECT_NE(test::error_of([] { parse_device("cuda:99"); }).find("CUDA device(s) are visible"), std::string::npos);
+  }
 }

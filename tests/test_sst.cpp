@@ -26,6 +26,10 @@ using salient::test::shared_path;
 
 namespace {
 
+// SST runs on the CPU only (the CLI refuses --device cuda, docs/gpu.md): its tests pin the device
+// for the library and the spawned binary whatever $SALIENT_DEVICE says.
+[[maybe_unused]] const bool cpu_pinned = (::setenv("SALIENT_DEVICE", "cpu", 1), true);
+
 std::string fixture_model() { return shared_path("fixtures/reference-bert/model"); }
 
 std::string tmp_dir(const std::string& name) {
@@ -395,6 +399,8 @@ TEST(SstCli, BadValuesAreOneLineErrors) {
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sst"), "--model");
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods lime --standard x"), "lime");
   expect_one_line_error(run_salient("sst explain --model /nonexistent"), "sst.json");
+  // No silent CPU fallback: a CUDA device is refused (this build lacks CUDA, or SST is CPU-only).
+  expect_one_line_error(run_salient("sst explain --model /nonexistent --device cuda"), "--device");
 }
 
 // A text SST model trained from the fixture, explained through the registry (salient explain

@@ -71,7 +71,7 @@ void run_predict(const PredictArgs& a) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(encs.size(), s + a.batch_size); ++i) chunk.push_back(&encs[i]);
     Batch b = make_batch(chunk, clf.tokenizer.pad_id());
-    auto logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kFloat64);
+    auto logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
     auto probs = torch::softmax(logits, -1);
     for (size_t i = 0; i < chunk.size(); ++i) {
       auto l = logits[i], p = probs[i];
@@ -124,6 +124,8 @@ void run_info(const std::string& model_dir, bool json_out) {
   nlohmann::json j;
   j["torch"] = TORCH_VERSION;
   j["threads"] = current_threads();
+  j["device"] = default_device().str();
+  j["cuda_devices"] = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   j["blas"] = {{"library", blas.library}, {"openblas", blas.is_openblas}, {"config", blas.config},
                {"reference_blas", blas.is_reference}};
   if (!model_dir.empty()) {
@@ -142,6 +144,7 @@ void run_info(const std::string& model_dir, bool json_out) {
   }
   std::cout << "torch     " << TORCH_VERSION << "\n"
             << "threads   " << j["threads"].get<int>() << "\n"
+            << "device    " << j["device"].get<std::string>() << " (CUDA devices: " << j["cuda_devices"].get<int>() << ")\n"
             << "blas      " << (blas.library.empty() ? "unknown" : blas.library)
             << (blas.is_openblas ? " (OpenBLAS: " + blas.config + ")" : blas.is_reference ? " (reference BLAS: slow!)" : "") << "\n";
   if (j.contains("model")) {

@@ -8,6 +8,7 @@
 #include "sst/render.h"
 #include "sst/train.h"
 #include "util/progress.h"
+#include "util/runtime.h"
 
 namespace salient::cli {
 
@@ -41,7 +42,15 @@ struct TrainArgs {
   std::string masking = "baseline", hidden;
 };
 
+// SST's models, masking and searches run on the CPU only so far: a CUDA device is refused, never
+// silently replaced (docs/gpu.md).
+void require_cpu() {
+  if (!default_device().is_cpu())
+    fail("--device: sst runs on the CPU only for now (got '{}'; use --device cpu)", default_device().str());
+}
+
 void run_train(TrainArgs& a) {
+  require_cpu();
   a.o.objective.kind = sst::parse_mask_kind(a.masking, "--masking");
   if (!a.hidden.empty()) a.o.hidden = parse_sizes(a.hidden, "--hidden");
   if (a.o.data_dir.empty()) a.o.data_dir = shared_data_dir();
@@ -60,6 +69,7 @@ struct ExplainArgs {
 };
 
 void run_explain(const ExplainArgs& a) {
+  require_cpu();
   if (a.model.empty()) fail("--model: required (an SST model directory)");
   if (a.scores != "subset" && a.scores != "selection") fail("--sst-scores: expected subset or selection, got '{}'", a.scores);
   if (a.limit < 1) fail("--limit: must be at least 1, got {}", a.limit);
@@ -129,6 +139,7 @@ struct EvaluateArgs {
 };
 
 void run_evaluate(EvaluateArgs& a) {
+  require_cpu();
   a.o.methods = split_list(a.methods);
   if (a.o.data_dir.empty()) a.o.data_dir = shared_data_dir();
   std::vector<sst::SstEvalRow> rows = sst::evaluate_sst(a.o);

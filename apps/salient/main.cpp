@@ -55,11 +55,17 @@ int main(int argc, char** argv) {
   add_attattr_commands(app, commands);
   add_expnet_commands(app, commands);
   add_sst_commands(app, commands);
+  // Every command that runs a model takes --device; models and inputs move there once.
+  std::string device;
+  for (const auto& c : commands)
+    if (c.app->get_name() != "tokenize")
+      c.app->add_option("--device", device, "cpu, cuda or cuda:N (default: $SALIENT_DEVICE, else cpu)");
   check_command_words(app, argc, argv);
   CLI11_PARSE(app, argc, argv);
   Progress::set_enabled(!quiet);
   set_threads(threads);
-  check_blas();
+  if (!device.empty()) set_default_device(parse_device(device));
+  if (default_device().is_cpu()) check_blas();
   for (const auto& c : commands)
     if (c.app->parsed()) c.run();
   return 0;

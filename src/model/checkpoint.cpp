@@ -1,11 +1,13 @@
 #include "model/checkpoint.h"
 
+
 #include <cstring>
 #include <iostream>
 #include <set>
 
 #include "util/error.h"
 #include "util/io.h"
+#include "util/runtime.h"
 
 namespace salient {
 
@@ -193,6 +195,8 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   Transformer model = fresh;
   model.set_weights(std::move(weights));
   model.eval();
+  const torch::Device device = options.device ? *options.device : default_device();
+  if (device != model.device()) model.to(device, model.dtype());
   return model;
 }
 

@@ -2,6 +2,7 @@
 // Hugging Face model directories: config.json + model.safetensors with the HF parameter names of
 // BertForSequenceClassification, RobertaForSequenceClassification,
 // ElectraForSequenceClassification and DistilBertForSequenceClassification.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct LoadOptions {
   uint64_t seed = 0;
   // Overrides config.json's labels (fine-tuning a base model on a task with other labels).
   std::vector<std::string> labels;
+  // Where the weights go; unset: default_device() (util/runtime.h: --device, $SALIENT_DEVICE).
+  std::optional<torch::Device> device;
 };
 
 // HF parameter name for a canonical one (see transformer.h), e.g.

@@ -342,7 +342,8 @@ torch::Tensor Transformer::dropout(const torch::Tensor& x, double p) const {
 }
 
 torch::Tensor Transformer::word_embeddings(const torch::Tensor& input_ids) const {
-  return torch::embedding(w("embeddings.word_embeddings.weight"), input_ids);
+  const torch::Tensor& table = w("embeddings.word_embeddings.weight");
+  return torch::embedding(table, input_ids.to(table.device()));  // ids may come from the CPU
 }
 
 torch::Tensor Transformer::embedding_offsets(const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask,
@@ -360,7 +361,7 @@ torch::Tensor Transformer::embedding_offsets(const torch::Tensor& token_type_ids
   }
   torch::Tensor x = torch::embedding(w("embeddings.position_embeddings.weight"), positions);
   if (config_.type_vocab_size > 0) {
-    torch::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros({B, L}, long_opts);
+    torch::Tensor types = token_type_ids.defined() ? token_type_ids.to(device()) : torch::zeros({B, L}, long_opts);
     x = x + torch::embedding(w("embeddings.token_type_embeddings.weight"), types);
   }
   return x;
@@ -442,10 +443,13 @@ torch::Tensor Transformer::layer_forward(int64_t layer, const torch::Tensor& hid
   torch::Tensor scores = attention_scores(qkv, ext_mask);
   torch::Tensor probs = torch::softmax(scores, -1);
   if (hooks) {
-    if (hooks->attn_override.defined()) probs = hooks->attn_override;
-    if (hooks->attn_scale.defined()) probs = probs * hooks->attn_scale;
+    // Hook tensors may come from the CPU; .to() is a no-op on the model's device and keeps the
+    // gradient path to the caller's tensor either way.
+    const torch::Device dev = probs.device();
+    if (hooks->attn_override.defined()) probs = hooks->attn_override.to(dev);
+    if (hooks->attn_scale.defined()) probs = probs * hooks->attn_scale.to(dev);
     if (hooks->head_mask.defined()) {
-      const torch::Tensor& hm = hooks->head_mask;
+      const torch::Tensor hm = hooks->head_mask.to(dev);
       probs = probs * (hm.dim() == 1 ? hm.view({1, -1, 1, 1}) : hm.view({hm.size(0), hm.size(1), 1, 1}));
     }
   }

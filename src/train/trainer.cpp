@@ -7,6 +7,7 @@
 
 #include "util/error.h"
 #include "util/io.h"
+#include "util/runtime.h"
 #include "util/progress.h"
 
 namespace salient {
@@ -138,6 +139,7 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
     cfg["id2label"] = id2label;
     if (o.model_type != "bert") fail("--model-type: training from scratch supports 'bert' (got '{}')", o.model_type);
     clf.model = Transformer(ModelConfig::from_json(cfg, "<train options>"), o.seed);
+    clf.model.to(default_device(), clf.model.dtype());  // drawn on the CPU: the same weights on every device
   }
   return clf;
 }
@@ -220,7 +222,10 @@ TrainResult train_classifier(const TrainOptions& o) {
       r.dev = metrics_from_json(h.at("dev"));
       result.history.push_back(r);
     }
-    torch::load(optimizer, join_path(ckpt_dir, "optimizer.pt"));
+    // Moments onto the model's device, wherever the run that saved them ran.
+    torch::serialize::InputArchive archive;
+    archive.load_from(join_path(ckpt_dir, "optimizer.pt"), clf.model.device());
+    optimizer.load(archive);
     std::fprintf(stderr, "salient: resuming from %s after epoch %d\n", ckpt_dir.c_str(), start_epoch);
   }
 

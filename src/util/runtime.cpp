@@ -5,7 +5,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <thread>
+
+#include "util/error.h"
 
 namespace salient {
 
@@ -39,6 +42,45 @@ int set_threads(int n) {
 }
 
 int current_threads() { return torch::get_num_threads(); }
+
+c10::Device parse_device(const std::string& name, const std::string& where) {
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  if (name.rfind("cuda", 0) != 0 || (name.size() > 4 && name[4] != ':'))
+    fail("{}: expected cpu, cuda or cuda:N, got '{}'", where, name);
+  int index = 0;
+  if (name.size() > 4) {
+    const std::string n = name.substr(5);
+    if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos)
+      fail("{}: expected cpu, cuda or cuda:N, got '{}'", where, name);
+    index = std::stoi(n);
+  }
+  if (!torch::cuda::is_available()) {
+    if (!torch::hasCUDA())
+      fail("{}: '{}' needs a CUDA build of salient (this LibTorch is CPU-only; see docs/gpu.md)", where, name);
+    fail("{}: '{}' requested but no CUDA device is visible", where, name);
+  }
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  if (index >= count) fail("{}: '{}' requested but only {} CUDA device(s) are visible", where, name, count);
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+namespace {
+std::optional<c10::Device>& chosen_device() {
+  static std::optional<c10::Device> d;
+  return d;
+}
+}  // namespace
+
+c10::Device default_device() {
+  auto& d = chosen_device();
+  if (!d) {
+    const char* env = std::getenv("SALIENT_DEVICE");
+    d = env && *env ? parse_device(env, "$SALIENT_DEVICE") : c10::Device(c10::kCPU);
+  }
+  return *d;
+}
+
+void set_default_device(c10::Device device) { chosen_device() = device; }
 
 void check_blas() {
   static bool done = false;

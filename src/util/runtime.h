@@ -1,5 +1,8 @@
 #pragma once
-// Process-wide runtime settings: thread count and which BLAS LibTorch ends up calling.
+// Process-wide runtime settings: the default device, thread count and which BLAS LibTorch ends up
+// calling.
+#include <c10/core/Device.h>
+
 #include <string>
 
 namespace salient {
@@ -17,6 +20,15 @@ BlasInfo blas_info();
 int set_threads(int n);
 int default_threads();
 int current_threads();
+// "cpu", "cuda" or "cuda:N" as a device, checked against this build and machine: a CUDA device
+// needs a CUDA LibTorch and a visible GPU with that index. Errors name `where` (an option, a
+// variable).
+c10::Device parse_device(const std::string& name, const std::string& where = "--device");
+// Where models are loaded unless a caller says otherwise: set_default_device's, else
+// $SALIENT_DEVICE's, else the CPU. Models and inputs move there once; results come back to the CPU.
+c10::Device default_device();
+void set_default_device(c10::Device device);
+
 // Warns once on stderr when the reference BLAS is active.
 void check_blas();
 

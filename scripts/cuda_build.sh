@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds salient against a CUDA LibTorch: the C++ libraries and CMake config that ship inside
+# PyTorch's wheel (`torch.utils.cmake_prefix_path`). The CPU build (scripts/build.sh) is unchanged.
+#   scripts/cuda_build.sh [extra cmake args]     → ./build-cuda   ($SALIENT_TARGETS: only these)
+# Debian -dev packages carried as .deb files in $SALIENT_DEBS (for a machine without apt, see
+# docs/gpu.md) are unpacked into a private prefix first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build-cuda}
+PREFIXES=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+if [ -n "${SALIENT_DEBS:-}" ]; then
+  DEPS=${SALIENT_DEPS_PREFIX:-/opt/salient-deps}
+  mkdir -p "$DEPS"
+  for f in "$SALIENT_DEBS"/*.deb; do dpkg -x "$f" "$DEPS"; done
+  PREFIXES="$PREFIXES;$DEPS/usr"
+fi
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALIENT_CUDA=ON \
+  -DCMAKE_PREFIX_PATH="$PREFIXES" "$@"
+cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" ${SALIENT_TARGETS:+--target $SALIENT_TARGETS}
