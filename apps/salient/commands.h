@@ -18,5 +18,6 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands);  // ex
 void add_attattr_commands(CLI::App& app, std::vector<Command>& commands);  // attattr attribute|heads|prune|tree|triggers
 void add_expnet_commands(CLI::App& app, std::vector<Command>& commands);  // expnet train | explain | evaluate
 void add_sst_commands(CLI::App& app, std::vector<Command>& commands);     // sst train | explain | evaluate
+void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands);  // corpus build, pretrain
 
 }  // namespace salient::cli

@@ -30,10 +30,6 @@ const std::vector<std::pair<std::string, std::string>> kDistilLayerNames = {
     {"output.dense.", "ffn.lin2."},                      {"output.LayerNorm.", "output_layer_norm."},
 };
 
-bool is_head_weight(const std::string& canonical) {
-  return starts_with(canonical, "classifier.") || starts_with(canonical, "pooler.") ||
-         starts_with(canonical, "pre_classifier.");
-}
 
 std::string join_names(const std::vector<std::string>& names, size_t max = 5) {
   std::string s;
@@ -43,6 +39,11 @@ std::string join_names(const std::vector<std::string>& names, size_t max = 5) {
 }
 
 }  // namespace
+
+bool is_head_weight(const std::string& canonical) {
+  return starts_with(canonical, "classifier.") || starts_with(canonical, "pooler.") ||
+         starts_with(canonical, "pre_classifier.");
+}
 
 torch::Tensor tensor_from_data(const TensorData& t, const std::string& name, const std::string& path) {
   std::vector<int64_t> shape = t.shape;

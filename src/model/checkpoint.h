@@ -28,6 +28,9 @@ struct LoadOptions {
   std::optional<torch::Device> device;
 };
 
+// The sequence-classification head's weights (pooler, pre_classifier, classifier): what a checkpoint
+// of another head (a base model, BertForMaskedLM) lacks and fine-tuning initialises.
+bool is_head_weight(const std::string& canonical);
 // HF parameter name for a canonical one (see transformer.h), e.g.
 // ("encoder.layer.0.attention.self.query.weight", "distilbert") →
 // "distilbert.transformer.layer.0.attention.q_lin.weight".

@@ -63,10 +63,10 @@ Encoding Classifier::encode_ids(const std::vector<int64_t>& ids, const std::vect
   return e;
 }
 
-Classifier load_classifier(const std::string& dir, const LoadOptions& options) {
+Classifier load_classifier(const std::string& dir, const LoadOptions& options, LoadReport* report) {
   Classifier c;
   c.dir = dir;
-  c.model = load_model(dir, options);
+  c.model = load_model(dir, options, report);
   c.tokenizer = WordPieceTokenizer::from_dir(dir);
   if (static_cast<int64_t>(c.tokenizer.vocab_size()) > c.model.config().vocab_size)
     fail("{}: tokenizer has {} tokens but config.json vocab_size is {}", dir, c.tokenizer.vocab_size(),

@@ -32,7 +32,8 @@ struct Classifier {
   const std::string& label_name(int64_t id) const { return model.config().id2label.at(id); }
 };
 
-Classifier load_classifier(const std::string& dir, const LoadOptions& options = {});
+// `report` (optional): weights that were missing and initialised, or present and unused.
+Classifier load_classifier(const std::string& dir, const LoadOptions& options = {}, LoadReport* report = nullptr);
 // vocab.txt, tokenizer_config.json and special_tokens_map.json, so HF's BertTokenizer loads it.
 void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir);
 void save_classifier(const Classifier& classifier, const std::string& dir);

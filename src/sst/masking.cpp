@@ -33,14 +33,7 @@ void AttackOptions::validate(const std::string& who) const {
 }
 
 torch::Tensor ordinary_token_ids(const WordPieceTokenizer& tok) {
-  std::vector<int64_t> ids;
-  for (size_t i = 0; i < tok.vocab_size(); ++i) {
-    const std::string& t = tok.vocab()[i];
-    const int64_t id = static_cast<int64_t>(i);
-    if (tok.is_structural(id) || id == tok.mask_id()) continue;
-    if (t.size() > 2 && t.front() == '[' && t.back() == ']') continue;  // [unused0], [UNK]...
-    ids.push_back(id);
-  }
+  std::vector<int64_t> ids = tok.ordinary_ids();
   if (ids.empty()) fail("tokenizer: no ordinary tokens to draw random fills from");
   return torch::tensor(ids, torch::kInt64);
 }

@@ -220,7 +220,7 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
       r.val_size = e.at("val_size");
       result.history.push_back(r);
     }
-    torch::load(optimizer, join_path(last_dir, "optimizer.pt"));
+    load_optimizer(optimizer, last_dir, torch::kCPU);  // SST runs on the CPU
     std::fprintf(stderr, "salient: resuming SST training after epoch %d\n", start_epoch - 1);
   }
   const auto started = Clock::now();
@@ -268,8 +268,7 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     }
     // The state to resume from: this epoch's model and optimizer, then the trainer state last.
     save_sst_model(*model, last_dir, settings_json(o, result));
-    torch::save(optimizer, join_path(last_dir, "optimizer.pt.tmp"));
-    std::rename(join_path(last_dir, "optimizer.pt.tmp").c_str(), join_path(last_dir, "optimizer.pt").c_str());
+    save_optimizer(optimizer, last_dir);
     nlohmann::json history = nlohmann::json::array();
     for (const auto& h : result.history) history.push_back(h.to_json());
     write_file_atomic(state_path, nlohmann::json{{"epoch", epoch}, {"bad_epochs", bad_epochs}, {"best_loss", best_loss},

@@ -467,6 +467,24 @@ WordPieceTokenizer WordPieceTokenizer::from_dir(const std::string& dir) {
   return from_vocab_file(vocab_txt, std::move(opt));
 }
 
+WordPieceTokenizer WordPieceTokenizer::from_path(const std::string& path) {
+  if (dir_exists(path)) return from_dir(path);
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return from_tokenizer_json(path);
+  return from_vocab_file(path);
+}
+
+std::vector<int64_t> WordPieceTokenizer::ordinary_ids() const {
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < vocab_.size(); ++i) {
+    const std::string& t = vocab_[i];
+    const int64_t id = static_cast<int64_t>(i);
+    if (is_structural(id) || id == mask_id_) continue;
+    if (t.size() > 2 && t.front() == '[' && t.back() == ']') continue;
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 Encoding WordPieceTokenizer::tokenize(const std::string& text) const {
   Encoding enc;
   Scratch& s = scratch;

@@ -49,6 +49,8 @@ class WordPieceTokenizer {
   // A model directory: tokenizer.json if present, else vocab.txt (+ tokenizer_config.json for
   // do_lower_case / strip_accents).
   static WordPieceTokenizer from_dir(const std::string& dir);
+  // A tokenizer directory, a tokenizer.json or a vocab.txt (what --vocab options take).
+  static WordPieceTokenizer from_path(const std::string& path);
 
   // Full encoding with [CLS] ... [SEP] (... [SEP]). max_length <= 0 means no truncation.
   Encoding encode(const std::string& text, const std::optional<std::string>& pair = std::nullopt,
@@ -76,6 +78,9 @@ class WordPieceTokenizer {
   // than carry its content. Explanations and perturbations leave them out; [UNK] and [MASK] in the
   // input are ordinary tokens (the authors' codes and Captum explain them like any other).
   bool is_structural(int64_t id) const;
+  // Every id but the structural ones, [MASK] and bracketed entries ([UNK], [unused0]...): what a
+  // random replacement draws from (MLM masking, SST's probabilistic fills). Ascending.
+  std::vector<int64_t> ordinary_ids() const;
 
   void save_vocab(const std::string& path) const;  // vocab.txt, atomically
 

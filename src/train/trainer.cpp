@@ -1,5 +1,7 @@
 #include "train/trainer.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -17,12 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-WordPieceTokenizer load_vocab(const std::string& path) {
-  if (dir_exists(path)) return WordPieceTokenizer::from_dir(path);
-  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return WordPieceTokenizer::from_tokenizer_json(path);
-  return WordPieceTokenizer::from_vocab_file(path);
-}
 
 std::vector<Encoding> encode_all(const WordPieceTokenizer& tok, const Dataset& data, int64_t max_length,
                                  int64_t* truncated) {
@@ -78,6 +74,37 @@ bool no_decay(const std::string& name) {
 
 }  // namespace
 
+std::unique_ptr<torch::optim::AdamW> make_adamw(const std::vector<std::pair<std::string, torch::Tensor>>& named,
+                                                double lr, double weight_decay) {
+  std::vector<torch::Tensor> decay, plain;
+  for (const auto& [name, t] : named) (no_decay(name) ? plain : decay).push_back(t);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(lr).weight_decay(weight_decay)));
+  groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(lr).weight_decay(0.0)));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups));
+}
+
+double warmup_linear_decay(int64_t step, int64_t total, int64_t warmup) {
+  if (step < warmup) return double(step + 1) / std::max<int64_t>(1, warmup);
+  return std::max(0.0, double(total - step) / std::max<int64_t>(1, total - warmup));
+}
+
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr) {
+  for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+}
+
+void save_optimizer(torch::optim::AdamW& optimizer, const std::string& dir) {
+  const std::string tmp = join_path(dir, "optimizer.pt.tmp");
+  torch::save(optimizer, tmp);
+  if (std::rename(tmp.c_str(), join_path(dir, "optimizer.pt").c_str()) != 0) fail("{}: cannot write optimizer state", dir);
+}
+
+void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torch::Device device) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(join_path(dir, "optimizer.pt"), device);
+  optimizer.load(archive);
+}
+
 std::vector<int64_t> predict_labels(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
   std::vector<int64_t> order(encs.size());
   std::iota(order.begin(), order.end(), 0);
@@ -115,7 +142,15 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
     lo.allow_new_head = true;
     lo.seed = o.seed;
     lo.labels = label_names;
-    clf = load_classifier(o.init_model, lo);
+    LoadReport report;
+    clf = load_classifier(o.init_model, lo, &report);
+    // A base or pre-trained (BertForMaskedLM) checkpoint: say which weights are new and which unused.
+    if (!report.initialised.empty())
+      std::fprintf(stderr, "salient: note: %s: %zu head weight(s) newly initialised: %s\n", o.init_model.c_str(),
+                   report.initialised.size(), fmt::format("{}", fmt::join(report.initialised, ", ")).c_str());
+    if (!report.unexpected.empty())
+      std::fprintf(stderr, "salient: note: %s: %zu weight(s) not used by the classifier: %s\n", o.init_model.c_str(),
+                   report.unexpected.size(), fmt::format("{}", fmt::join(report.unexpected, ", ")).c_str());
     const int64_t have = clf.model.config().max_tokens();
     if (o.extend_positions && o.max_length > have) {
       clf.model = clf.model.with_position_table(o.max_length + clf.model.config().position_offset);
@@ -124,7 +159,7 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
     }
   } else {
     if (o.vocab.empty()) fail("--vocab: needed when training from scratch (a vocab.txt or tokenizer directory)");
-    clf.tokenizer = load_vocab(o.vocab);
+    clf.tokenizer = WordPieceTokenizer::from_path(o.vocab);
     nlohmann::json cfg = {{"model_type", o.model_type},
                           {"architectures", {o.model_type == "bert" ? "BertForSequenceClassification" : "ForSequenceClassification"}},
                           {"vocab_size", clf.tokenizer.vocab_size()},
@@ -191,12 +226,9 @@ TrainResult train_classifier(const TrainOptions& o) {
   }
 
   clf.model.set_requires_grad(true);
-  std::vector<torch::Tensor> decay, plain;
-  for (const auto& [name, t] : clf.model.weights()) (no_decay(name) ? plain : decay).push_back(t);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay)));
-  groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(o.lr).weight_decay(0.0)));
-  torch::optim::AdamW optimizer(std::move(groups));
+  const std::vector<std::pair<std::string, torch::Tensor>> named(clf.model.weights().begin(), clf.model.weights().end());
+  std::unique_ptr<torch::optim::AdamW> adamw = make_adamw(named, o.lr, o.weight_decay);
+  torch::optim::AdamW& optimizer = *adamw;
 
   const int64_t steps_per_epoch = (static_cast<int64_t>(subset.size()) + o.batch_size - 1) / o.batch_size;
   const int64_t total_steps = steps_per_epoch * o.epochs;
@@ -222,10 +254,7 @@ TrainResult train_classifier(const TrainOptions& o) {
       r.dev = metrics_from_json(h.at("dev"));
       result.history.push_back(r);
     }
-    // Moments onto the model's device, wherever the run that saved them ran.
-    torch::serialize::InputArchive archive;
-    archive.load_from(join_path(ckpt_dir, "optimizer.pt"), clf.model.device());
-    optimizer.load(archive);
+    load_optimizer(optimizer, ckpt_dir, clf.model.device());
     std::fprintf(stderr, "salient: resuming from %s after epoch %d\n", ckpt_dir.c_str(), start_epoch);
   }
 
@@ -253,9 +282,8 @@ TrainResult train_classifier(const TrainOptions& o) {
         labels.push_back(train.records[i].label);
       }
       Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
-      double lr_scale = step < warmup ? double(step + 1) / std::max<int64_t>(1, warmup)
-                                      : std::max(0.0, double(total_steps - step) / std::max<int64_t>(1, total_steps - warmup));
-      for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(o.lr * lr_scale);
+      const double lr_scale = warmup_linear_decay(step, total_steps, warmup);
+      set_learning_rate(optimizer, o.lr * lr_scale);
       optimizer.zero_grad();
       auto loss = objective(clf, b, torch::tensor(labels, torch::kLong).to(clf.model.device()));
       loss.backward();
@@ -294,10 +322,7 @@ TrainResult train_classifier(const TrainOptions& o) {
                          {"best_epoch", result.best_epoch}, {"best", metrics_json(result.best)},
                          {"train_seconds", elapsed}, {"history", hist}};
     save_classifier(clf, ckpt_dir);
-    std::string opt_tmp = join_path(ckpt_dir, "optimizer.pt.tmp");
-    torch::save(optimizer, opt_tmp);
-    if (std::rename(opt_tmp.c_str(), join_path(ckpt_dir, "optimizer.pt").c_str()) != 0)
-      fail("{}: cannot write optimizer state", ckpt_dir);
+    save_optimizer(optimizer, ckpt_dir);
     write_file_atomic(state_path, st.dump(2) + "\n");
     nlohmann::json summary = {{"train_data", o.train_data}, {"dev_data", o.dev_data}, {"best_epoch", result.best_epoch},
                               {"best_dev", metrics_json(result.best)}, {"train_seconds", elapsed},

@@ -4,6 +4,7 @@
 // Face format, resumable at epoch boundaries.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,17 @@ TrainResult train_classifier(const TrainOptions& options);
 // position table grown when extend_positions asks), or a new model of options' architecture over
 // options.vocab.
 Classifier initial_classifier(const TrainOptions& options, const std::vector<std::string>& label_names);
+
+// ---- shared by every trainer (classifier, pre-training) ----
+// AdamW over named tensors, BERT's grouping: no weight decay on biases and LayerNorm parameters.
+std::unique_ptr<torch::optim::AdamW> make_adamw(const std::vector<std::pair<std::string, torch::Tensor>>& named,
+                                                double lr, double weight_decay);
+// Linear warmup over `warmup` steps to 1, then linear decay to 0 at `total` (HF's schedule).
+double warmup_linear_decay(int64_t step, int64_t total, int64_t warmup);
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr);
+// optimizer.pt in dir, written atomically; read back onto `device` (moments live with the model).
+void save_optimizer(torch::optim::AdamW& optimizer, const std::string& dir);
+void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torch::Device device);
 
 // Predicted label ids for a dataset (batched, length-sorted for speed).
 std::vector<int64_t> predict_labels(const Classifier& classifier, const std::vector<Encoding>& encodings,

@@ -1,0 +1,67 @@
+// Pre-training subcommands: corpus build, pretrain.
+#include "commands.h"
+#include "pretrain/corpus.h"
+#include "pretrain/mlm.h"
+#include "util/io.h"
+
+namespace salient::cli {
+
+namespace {
+
+struct CorpusArgs {
+  std::string out, data_dir, vocab;
+};
+
+void run_corpus_build(const CorpusArgs& a) {
+  const std::string data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
+  if (data_dir.empty() || !dir_exists(data_dir)) fail("--data-dir: '{}' is not a directory", data_dir);
+  const std::string vocab = a.vocab.empty() ? join_path(data_dir, "bert_base_uncased_tokenizer") : a.vocab;
+  const auto report = pretrain::build_task_corpus(data_dir, WordPieceTokenizer::from_path(vocab), a.out);
+  std::cout << report.to_json().dump(2) << "\n";
+}
+
+}  // namespace
+
+void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
+  auto* corpus = app.add_subcommand("corpus", "assemble a pre-training corpus");
+  corpus->require_subcommand(1);
+  static CorpusArgs ca;
+  auto* build = corpus->add_subcommand("build", "the text of every task's train split (dev/test texts removed) → one text per line, with a report");
+  build->add_option("--out,-o,--output", ca.out, "corpus file to write (its report goes to FILE.json)")->required();
+  build->add_option("--data-dir", ca.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  build->add_option("--vocab", ca.vocab, "tokenizer for the word-piece counts (default: data/bert_base_uncased_tokenizer)");
+  commands.push_back({build, [] { run_corpus_build(ca); }});
+
+  static pretrain::PretrainOptions po;
+  auto* pt = app.add_subcommand("pretrain", "masked-language-model pre-training of a BERT encoder (BertForMaskedLM layout)");
+  pt->add_option("--corpus", po.corpus, "plain-text file (one text per line) or directory of them; repeatable")->required();
+  pt->add_option("--vocab", po.vocab, "vocab.txt, tokenizer.json or tokenizer directory")->required();
+  pt->add_option("--out,-o,--output", po.output_dir, "output directory (checkpoint/ inside for resuming)")->required();
+  pt->add_option("--layers", po.layers, "encoder layers");
+  pt->add_option("--hidden", po.hidden, "hidden size");
+  pt->add_option("--heads", po.heads, "attention heads");
+  pt->add_option("--intermediate", po.intermediate, "feed-forward size");
+  pt->add_option("--max-length", po.max_length, "tokens per packed sequence (also the position table)");
+  pt->add_option("--batch-size", po.batch_size, "sequences per step");
+  pt->add_option("--lr", po.lr, "peak learning rate (AdamW, linear warmup then linear decay)");
+  pt->add_option("--weight-decay", po.weight_decay, "AdamW weight decay (not on biases and LayerNorm)");
+  pt->add_option("--warmup", po.warmup_ratio, "share of --max-steps spent warming up");
+  pt->add_option("--clip", po.clip_norm, "gradient norm clip (0 = off)");
+  pt->add_option("--dropout", po.dropout, "hidden and attention dropout");
+  pt->add_option("--max-steps", po.max_steps, "optimizer steps");
+  pt->add_option("--max-minutes", po.max_minutes, "stop and save after this much training time (0 = no limit); --resume continues");
+  pt->add_option("--heldout", po.heldout_share, "share of the packed sequences held out for MLM loss and accuracy");
+  pt->add_option("--eval-every", po.eval_every, "steps between held-out evaluations");
+  pt->add_option("--save-every", po.save_every, "steps between checkpoints");
+  pt->add_option("--mask-rate", po.masking.rate, "share of word pieces predicted (80% [MASK], 10% random, 10% kept)");
+  pt->add_flag("--whole-word", po.masking.whole_word, "mask whole words (a piece and its ## continuations) together");
+  pt->add_option("--seed", po.seed, "seed of initialisation, batch order, masking and dropout");
+  pt->add_flag("--resume", po.resume, "continue from OUT/checkpoint (exactly: the same steps as an uninterrupted run)");
+  pt->add_option("--stop-after-steps", po.stop_after_steps, "end this invocation after this many steps in all (a later --resume continues)");
+  commands.push_back({pt, [] {
+                        const auto r = pretrain::pretrain_mlm(po);
+                        std::cout << r.to_json().dump() << "\n";
+                      }});
+}
+
+}  // namespace salient::cli
