@@ -11,17 +11,21 @@ export SALIENT_SHARED=$SHARED
 VOCAB=$SHARED/data/bert_base_uncased_tokenizer
 THREADS=${THREADS:-2}
 COMMON=(--vocab "$VOCAB" --hidden 128 --layers 2 --heads 4 --intermediate 512 --seed 13 --resume)
+# INIT=DIR (e.g. models/pretrained from scripts/pretrain.sh): fine-tune that encoder instead, into
+# models/<task>-pretrained, with the same data, epochs and time budget.
+SUFFIX=
+if [ -n "${INIT:-}" ]; then COMMON=(--init "$INIT" --seed 13 --resume); SUFFIX=-pretrained; fi
 mkdir -p models runs
 train() {  # task, then train options
   local task=$1; shift
-  "$BIN" --threads "$THREADS" train --out "models/$task" "${COMMON[@]}" "$@" \
-    > "runs/train_$task.json" 2> "runs/train_$task.log"
-  echo "$task: $(cat "runs/train_$task.json")"
+  "$BIN" --threads "$THREADS" train --out "models/$task$SUFFIX" "${COMMON[@]}" "$@" \
+    > "runs/train_$task$SUFFIX.json" 2> "runs/train_$task$SUFFIX.log"
+  echo "$task$SUFFIX: $(cat "runs/train_$task$SUFFIX.json")"
 }
 # The reported number: the held-out split never used for choosing the checkpoint (dev picks it).
 held_out() {  # task, data spec
-  "$BIN" --threads "$THREADS" --quiet evaluate --model "models/$1" --data "$2" > "runs/test_$1.json"
-  echo "$1 held out: $(cat "runs/test_$1.json")"
+  "$BIN" --threads "$THREADS" --quiet evaluate --model "models/$1$SUFFIX" --data "$2" > "runs/test_$1$SUFFIX.json"
+  echo "$1$SUFFIX held out: $(cat "runs/test_$1$SUFFIX.json")"
 }
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(sst2 hatexplain cola eraser)

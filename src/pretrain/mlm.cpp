@@ -370,8 +370,12 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   const int64_t tokens_before = result.tokens;
   Progress bar("pretrain", o.max_steps - result.steps, "step");
   double loss_avg = 0;
+  bool interrupted = false;  // by --stop-after-steps: only the checkpoint is written
   while (result.steps < o.max_steps) {
-    if (o.stop_after_steps > 0 && result.steps >= o.stop_after_steps) break;
+    if (o.stop_after_steps > 0 && result.steps >= o.stop_after_steps) {
+      interrupted = true;
+      break;
+    }
     if (o.max_minutes > 0 && seconds_before + seconds_since(started) > o.max_minutes * 60) break;
     // Batch order depends on (seed, epoch), masking and dropout on (seed, step): a resumed run
     // takes exactly the steps an uninterrupted one would.
@@ -410,11 +414,12 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   model.eval();
   if (result.history.empty() || result.history.back().step != result.steps) evaluate_now();
   save_checkpoint();
-  if (result.steps >= o.max_steps) {  // finished: the model users fine-tune from
+  if (!interrupted) {  // finished, or out of --max-minutes: the model users fine-tune from
     model.set_requires_grad(false);
     save_mlm_model(model, head, tok, o.output_dir);
     nlohmann::json report = result.to_json();
     report["settings"] = settings_json(o);
+    report["complete"] = result.steps >= o.max_steps;  // false: stopped by time; --resume continues
     report["tokens_per_second"] = result.seconds > 0 ? result.tokens / result.seconds : 0.0;
     write_file_atomic(join_path(o.output_dir, "pretrain.json"), report.dump(2) + "\n");
   }
