@@ -12,9 +12,10 @@ VOCAB=$SHARED/data/bert_base_uncased_tokenizer
 THREADS=${THREADS:-2}
 COMMON=(--vocab "$VOCAB" --hidden 128 --layers 2 --heads 4 --intermediate 512 --seed 13 --resume)
 # INIT=DIR (e.g. models/pretrained from scripts/pretrain.sh): fine-tune that encoder instead, into
-# models/<task>-pretrained, with the same data, epochs and time budget.
+# models/<task>-pretrained, with the same data, epochs and time budget (peak lr $INIT_LR, default
+# 2e-4: the from-scratch 1e-3 is a from-scratch rate).
 SUFFIX=
-if [ -n "${INIT:-}" ]; then COMMON=(--init "$INIT" --seed 13 --resume); SUFFIX=-pretrained; fi
+if [ -n "${INIT:-}" ]; then COMMON=(--init "$INIT" --lr "${INIT_LR:-2e-4}" --seed 13 --resume); SUFFIX=-pretrained; fi
 mkdir -p models runs
 train() {  # task, then train options
   local task=$1; shift
