@@ -1,10 +1,13 @@
-// SMaT's normalisers: sparsemax and 1.5-entmax against hand-computed closed forms, an independent
-// bisection for τ, the simplex (sum 1, exact zeros) and their Jacobians against finite differences.
+// SMaT's pieces so far: sparsemax and 1.5-entmax against hand-computed closed forms, an independent
+// bisection for τ, the simplex (sum 1, exact zeros) and their Jacobians against finite differences;
+// the per-head attention explainer against a direct computation, its uniform start, its gradient.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 
+#include "model/checkpoint.h"
+#include "smat/head_explainer.h"
 #include "smat/normalizers.h"
 #include "test_util.h"
 
@@ -118,4 +121,73 @@ TEST(Normalizers, NamesAndErrors) {
   torch::Tensor z = torch::tensor({0.2, -0.1}, torch::kFloat64);
   EXPECT_TRUE(torch::equal(normalize(z, Normalizer::None), z));
   EXPECT_LT((normalize(z, Normalizer::Softmax) - torch::softmax(z, 0)).abs().max().item<double>(), 1e-15);
+}
+
+// ---- the head explainer on the reference fixture model ----
+
+namespace {
+using salient::test::shared_path;
+std::string fixture_model() { return shared_path("fixtures/reference-bert/model"); }
+}  // namespace
+
+TEST(HeadExplainer, ScoresAreMeanRealRowLogitsAndUniformCoefficientsGiveTheStaticMean) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  Classifier clf = load_classifier(fixture_model());
+  clf.model.to(torch::kFloat64);
+  Encoding a = clf.encode("a charming and often affecting journey"), b = clf.encode("bleak");
+  Batch batch = make_batch(std::vector<Encoding>{a, b}, clf.tokenizer.pad_id());
+  torch::NoGradGuard ng;
+  HeadScores hs = head_scores(clf.model, batch);
+  const int64_t NL = clf.model.num_layers(), H = clf.model.num_heads();
+  ASSERT_EQ(hs.scores.size(1), NL * H);
+  // Direct: example b alone (no padding), its layers' attention logits, mean over all rows.
+  Batch single = make_batch(std::vector<Encoding>{b}, clf.tokenizer.pad_id());
+  ForwardRequest req;
+  req.input_ids = single.input_ids;
+  req.token_type_ids = single.token_type_ids;
+  req.want_attention_logits = true;
+  ForwardResult r = clf.model.forward(req);
+  const int64_t Lb = static_cast<int64_t>(b.ids.size());
+  for (int64_t l = 0; l < NL; ++l) {
+    torch::Tensor want = r.attention_logits[l][0].mean(1);  // [H, Lb]
+    torch::Tensor got = hs.scores[1].slice(0, l * H, (l + 1) * H).slice(1, 0, Lb);
+    EXPECT_LT((got.cpu() - want.cpu()).abs().max().item<double>(), 1e-9) << "layer " << l;
+  }
+  // Uniform coefficients (sparsemax of equal values) = softmax over tokens of the mean head score.
+  torch::Tensor lambda = sparsemax(torch::zeros({NL * H}, torch::kFloat64));
+  torch::Tensor e = head_explanation(lambda, hs).cpu();
+  torch::Tensor mean = hs.scores.mean(1).cpu();
+  torch::Tensor want_b = torch::softmax(mean[1].slice(0, 0, Lb), 0);
+  EXPECT_LT((e[1].slice(0, 0, Lb) - want_b).abs().max().item<double>(), 1e-12);
+  EXPECT_EQ(e[1].slice(0, Lb).abs().sum().item<double>(), 0.0);  // padding: exactly zero
+  EXPECT_LT((e.sum(-1) - 1).abs().max().item<double>(), 1e-12);
+  EXPECT_NE(test::error_of([&] { head_explanation(torch::zeros({3}), hs); }).find("coefficients"), std::string::npos);
+}
+
+TEST(HeadExplainer, CoefficientGradientMatchesFiniteDifferences) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  Classifier clf = load_classifier(fixture_model());
+  clf.model.to(torch::kFloat64);
+  Batch batch = make_batch(std::vector<Encoding>{clf.encode("unflinchingly bleak and desperate")}, clf.tokenizer.pad_id());
+  HeadScores hs;
+  {
+    torch::NoGradGuard ng;
+    hs = head_scores(clf.model, batch, {clf.model.num_layers() - 1});
+  }
+  const int64_t N = hs.scores.size(1);
+  torch::manual_seed(4);
+  torch::Tensor target = torch::softmax(torch::randn({hs.scores.size(2)}, torch::kFloat64), 0);
+  auto loss = [&](const torch::Tensor& z) {  // KL(target ‖ explanation) through sparsemax
+    return (target * (target.log() - head_explanation(sparsemax(z), hs)[0].log())).sum();
+  };
+  torch::Tensor z = torch::randn({N}, torch::kFloat64) * 0.1;
+  torch::Tensor zg = z.clone().requires_grad_(true);
+  torch::Tensor g = torch::autograd::grad({loss(zg)}, {zg})[0];
+  for (int64_t i = 0; i < N; ++i) {
+    torch::Tensor zp = z.clone(), zm = z.clone();
+    zp[i] += 1e-6;
+    zm[i] -= 1e-6;
+    const double fd = (loss(zp) - loss(zm)).item<double>() / 2e-6;
+    EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 * std::max(1.0, std::abs(fd))) << i;
+  }
 }
