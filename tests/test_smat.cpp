@@ -8,6 +8,7 @@
 
 #include "model/checkpoint.h"
 #include "smat/head_explainer.h"
+#include "smat/meta.h"
 #include "smat/normalizers.h"
 #include "test_util.h"
 
@@ -190,4 +191,57 @@ TEST(HeadExplainer, CoefficientGradientMatchesFiniteDifferences) {
     const double fd = (loss(zp) - loss(zm)).item<double>() / 2e-6;
     EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 * std::max(1.0, std::abs(fd))) << i;
   }
+}
+
+// ---- the meta-gradient ----
+
+namespace {
+Transformer tiny_bert(uint64_t seed) {
+  nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", 60}, {"hidden_size", 12}, {"num_hidden_layers", 2},
+                        {"num_attention_heads", 3}, {"intermediate_size", 20}, {"max_position_embeddings", 16},
+                        {"hidden_dropout_prob", 0.0}, {"attention_probs_dropout_prob", 0.0}};
+  Transformer m(ModelConfig::from_json(cfg, "cfg"), seed);
+  m.to(torch::kCPU, torch::kFloat64);
+  return m;
+}
+SimulationBatch sim_batch(const Transformer& teacher, uint64_t seed) {
+  torch::manual_seed(seed);
+  SimulationBatch b;
+  b.batch.input_ids = torch::randint(5, 60, {4, 9}, torch::kLong);
+  b.batch.input_ids.select(1, 0).fill_(2);
+  b.batch.token_type_ids = torch::zeros({4, 9}, torch::kLong);
+  b.batch.attention_mask = torch::ones({4, 9}, torch::kLong);
+  b.batch.attention_mask[3].slice(0, 6).zero_();  // one padded row
+  torch::NoGradGuard ng;
+  b.teacher_labels = teacher.logits(b.batch.input_ids, b.batch.token_type_ids, b.batch.attention_mask).argmax(-1);
+  b.teacher_scores = head_scores(teacher, b.batch);
+  return b;
+}
+}  // namespace
+
+TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
+  Transformer teacher = tiny_bert(1);
+  Student student{tiny_bert(2), torch::zeros({6}, torch::kFloat64).requires_grad_(true), {}};
+  student.model.set_requires_grad(true);
+  SimulationBatch train = sim_batch(teacher, 3), valid = sim_batch(teacher, 4);
+  torch::manual_seed(5);
+  const torch::Tensor lambda0 = torch::randn({6}, torch::kFloat64) * 0.5;
+  for (Normalizer n : {Normalizer::Softmax, Normalizer::Sparsemax}) {
+    torch::Tensor lambda = lambda0.clone().requires_grad_(true);
+    torch::Tensor g = torch::autograd::grad({meta_loss(student, train, valid, lambda, n, 5.0, 0.5)}, {lambda})[0];
+    EXPECT_GT(g.abs().max().item<double>(), 1e-8) << normalizer_name(n);  // the teacher's explainer matters
+    for (int64_t i = 0; i < 6; ++i) {
+      torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
+      lp[i] += 1e-5;
+      lm[i] -= 1e-5;
+      const double fd = (meta_loss(student, train, valid, lp, n, 5.0, 0.5) - meta_loss(student, train, valid, lm, n, 5.0, 0.5))
+                            .item<double>() / 2e-5;
+      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << normalizer_name(n) << " coefficient " << i;
+    }
+  }
+  // Without explanations (β = 0) the teacher's coefficients cannot move the meta loss.
+  torch::Tensor lambda = lambda0.clone().requires_grad_(true);
+  auto g0 = torch::autograd::grad({meta_loss(student, train, valid, lambda, Normalizer::Softmax, 0.0, 0.5)}, {lambda}, {},
+                                  false, false, /*allow_unused=*/true)[0];
+  EXPECT_TRUE(!g0.defined() || g0.abs().max().item<double>() == 0.0);
 }

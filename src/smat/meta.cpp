@@ -1,0 +1,52 @@
+#include "smat/meta.h"
+
+namespace salient::smat {
+
+namespace {
+
+torch::Tensor simulation_loss(const Transformer& model, const SimulationBatch& b) {
+  torch::Tensor logits = model.logits(b.batch.input_ids, b.batch.token_type_ids, b.batch.attention_mask);
+  return torch::cross_entropy_loss(logits, b.teacher_labels.to(logits.device()));
+}
+
+torch::Tensor loss_with(const Transformer& model, const torch::Tensor& student_coefficients, const std::vector<int64_t>& layers,
+                        const SimulationBatch& b, const torch::Tensor& teacher_coefficient_logits, Normalizer n, double beta) {
+  torch::Tensor loss = simulation_loss(model, b);
+  if (beta == 0 || !teacher_coefficient_logits.defined()) return loss;
+  torch::Tensor teacher = head_explanation(normalize(teacher_coefficient_logits, n), b.teacher_scores);
+  torch::Tensor student = head_explanation(normalize(student_coefficients, n), head_scores(model, b.batch, layers));
+  // KL(teacher ‖ student) over the real tokens, mean over the batch (0·log 0 = 0).
+  torch::Tensor kl = torch::xlogy(teacher, teacher) - teacher * torch::log(student.clamp_min(1e-30));
+  return loss + beta * kl.sum(-1).mean();
+}
+
+}  // namespace
+
+torch::Tensor student_loss(const Student& s, const SimulationBatch& train, const torch::Tensor& teacher_coefficient_logits,
+                           Normalizer normalizer, double beta) {
+  return loss_with(s.model, s.coefficient_logits, s.layers, train, teacher_coefficient_logits, normalizer, beta);
+}
+
+torch::Tensor meta_loss(const Student& s, const SimulationBatch& train, const SimulationBatch& valid,
+                        const torch::Tensor& teacher_coefficient_logits, Normalizer normalizer, double beta, double lr) {
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> params;
+  for (const auto& [name, t] : s.model.weights()) {
+    names.push_back(name);
+    params.push_back(t);
+  }
+  params.push_back(s.coefficient_logits);
+  torch::Tensor loss = student_loss(s, train, teacher_coefficient_logits, normalizer, beta);
+  // create_graph: the pilot step stays a function of λ; allow_unused: weights the loss never reads
+  // (e.g. the head of a layer the explainer skips) have no gradient.
+  std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params, {}, /*retain_graph=*/true,
+                                                           /*create_graph=*/true, /*allow_unused=*/true);
+  std::map<std::string, torch::Tensor> stepped;
+  for (size_t i = 0; i < names.size(); ++i)
+    stepped[names[i]] = grads[i].defined() ? params[i] - lr * grads[i] : params[i];
+  Transformer pilot = s.model.clone();
+  pilot.set_weights(std::move(stepped));
+  return simulation_loss(pilot, valid);
+}
+
+}  // namespace salient::smat

@@ -1,0 +1,34 @@
+#pragma once
+// SMaT's simulation objective and meta-gradient (Fernandes et al., NeurIPS 2022, §3):
+//   student loss  L(θ, λ) = CE(student(x), teacher label) + β · KL(teacher expl_λ ‖ student expl)
+//   pilot step    θ' = θ − η ∇θ L(θ, λ)               (differentiable in λ)
+//   meta loss     CE(student_θ'(x_valid), teacher label on x_valid)   (no explanations)
+// ∂(meta loss)/∂λ goes back through the pilot step (second order), which LibTorch's autograd gives.
+#include <torch/torch.h>
+
+#include "smat/head_explainer.h"
+#include "smat/normalizers.h"
+
+namespace salient::smat {
+
+struct SimulationBatch {
+  Batch batch;
+  torch::Tensor teacher_labels;  // [B] the teacher's predictions
+  HeadScores teacher_scores;     // the teacher's per-head scores (fixed: the teacher never changes)
+};
+
+struct Student {
+  Transformer model;
+  torch::Tensor coefficient_logits;  // [N] over the student's own heads, normalised like the teacher's
+  std::vector<int64_t> layers;       // the heads its explainer reads (empty: all)
+};
+
+// L(θ, λ) on one batch; β = 0 or undefined teacher_coefficient_logits: simulation only.
+torch::Tensor student_loss(const Student& student, const SimulationBatch& train, const torch::Tensor& teacher_coefficient_logits,
+                           Normalizer normalizer, double beta);
+// The meta loss after one differentiable SGD pilot step of the student (weights and coefficients)
+// with learning rate `lr` on `train`, evaluated on `valid` without explanations.
+torch::Tensor meta_loss(const Student& student, const SimulationBatch& train, const SimulationBatch& valid,
+                        const torch::Tensor& teacher_coefficient_logits, Normalizer normalizer, double beta, double lr);
+
+}  // namespace salient::smat
