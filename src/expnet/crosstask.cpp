@@ -20,7 +20,6 @@ namespace salient {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct LoadedTask {
   TaskSpec spec;

@@ -94,6 +94,8 @@ class Transformer {
   // Runs layers [from, num_layers) with optional hooks (indexed by absolute layer).
   torch::Tensor run_layers(int64_t from, torch::Tensor hidden, const torch::Tensor& ext_mask,
                            const std::vector<LayerHooks>& hooks = {}) const;
+  // The config's hidden activation (GELU exact/tanh, ReLU), also what an MLM head applies.
+  torch::Tensor activation(const torch::Tensor& x) const;
   // The task head (model/heads.h) on the last hidden states: [B, L, Hd] → logits.
   torch::Tensor classify(const torch::Tensor& last_hidden) const;
   const TaskHead& head() const { return *head_; }
@@ -146,7 +148,6 @@ class Transformer {
 
  private:
   void bind();
-  torch::Tensor activation(const torch::Tensor& x) const;
   torch::Tensor dropout(const torch::Tensor& x, double p) const;
   const torch::Tensor& w(const std::string& name) const;
 

@@ -22,18 +22,8 @@ namespace salient::pretrain {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 constexpr int64_t kIgnore = -100;  // label of positions that are not predicted (PyTorch's ignore_index)
-
-torch::Tensor activation(const ModelConfig& c, const torch::Tensor& x) {
-  switch (c.hidden_act) {
-    case Activation::GeluExact: return torch::gelu(x);
-    case Activation::GeluTanh: return torch::gelu(x, "tanh");
-    case Activation::Relu: return torch::relu(x);
-  }
-  return x;
-}
 
 bool continues_word(const WordPieceTokenizer& tok, int64_t id) {
   const std::string& prefix = tok.options().continuing_subword_prefix;
@@ -66,7 +56,7 @@ MlmHead init_mlm_head(const Transformer& model, uint64_t seed) {
 torch::Tensor mlm_logits(const Transformer& model, const MlmHead& head, const torch::Tensor& hidden) {
   const ModelConfig& c = model.config();
   if (c.embed_dim() != c.hidden_size) fail("mlm: embedding size {} differs from hidden size {}", c.embed_dim(), c.hidden_size);
-  torch::Tensor h = activation(c, torch::linear(hidden, head.dense_w, head.dense_b));
+  torch::Tensor h = model.activation(torch::linear(hidden, head.dense_w, head.dense_b));
   h = torch::layer_norm(h, {c.hidden_size}, head.ln_w, head.ln_b, c.layer_norm_eps);
   return torch::linear(h, model.embedding_weights().word, head.bias);
 }

@@ -18,7 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::vector<Encoding> encode_all(const WordPieceTokenizer& tok, const Dataset& data, int64_t max_length,
                                  int64_t* truncated) {

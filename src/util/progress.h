@@ -26,5 +26,9 @@ class Progress {
 };
 
 std::string format_duration(double seconds);
+// Seconds elapsed since t (steady clock): trainers' time limits and rates.
+inline double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 }  // namespace salient
