@@ -27,11 +27,8 @@ struct TokenizeArgs {
 
 void run_tokenize(const TokenizeArgs& a) {
   if (a.model.empty() == a.tokenizer.empty()) fail("tokenize: give exactly one of --model DIR or --tokenizer PATH");
-  WordPieceTokenizer tok;
-  if (!a.model.empty()) tok = WordPieceTokenizer::from_dir(a.model);
-  else if (dir_exists(a.tokenizer)) tok = WordPieceTokenizer::from_dir(a.tokenizer);
-  else if (a.tokenizer.size() > 5 && a.tokenizer.substr(a.tokenizer.size() - 5) == ".json") tok = WordPieceTokenizer::from_tokenizer_json(a.tokenizer);
-  else tok = WordPieceTokenizer::from_vocab_file(a.tokenizer);
+  const WordPieceTokenizer tok =
+      a.model.empty() ? WordPieceTokenizer::from_path(a.tokenizer) : WordPieceTokenizer::from_dir(a.model);
   Truncation trunc = parse_truncation(a.truncation);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
   Output out(a.output);
