@@ -13,6 +13,7 @@
 
 #include "eval/benchmark.h"
 #include "explain/explainer.h"
+#include "smat/head_explainer.h"
 #include "expnet/expnet.h"
 #include "model/checkpoint.h"
 #include "explain/ig_kernels.h"
@@ -283,6 +284,22 @@ std::string random_expnet_dir(const Classifier& clf) {
 
 // SST's selection head for the reference model, with seeded random weights large enough that some
 // tokens pass τ and others not.
+// A SMaT explainer with seeded random coefficients over every head of `clf` (a temporary file).
+std::string random_smat_path(const Classifier& clf) {
+  static std::string path;
+  if (!path.empty()) return path;
+  smat::LearnedHeadExplainer e;
+  e.num_layers = clf.model.num_layers();
+  e.num_heads = clf.model.num_heads();
+  for (int64_t l = 0; l < e.num_layers; ++l) e.layers.push_back(l);
+  torch::manual_seed(11);
+  e.coefficient_logits = torch::randn({e.num_layers * e.num_heads});
+  char tmpl[] = "/tmp/salient_smat_XXXXXX";
+  path = join_path(mkdtemp(tmpl), "smat_explainer.json");
+  smat::save_head_explainer(e, path);
+  return path;
+}
+
 std::string random_sst_dir(const Classifier& clf) {
   static const std::string dir = [&] {
     const std::string d = (std::filesystem::temp_directory_path() / "salient_test_sst_head").string();
@@ -300,6 +317,7 @@ ExplainOptions fast_options(const std::string& method) {
   ExplainOptions o;
   if (method == "expnet") o.params = {{"expnet", random_expnet_dir(reference_model())}};
   if (method == "sst") o.params = {{"sst", random_sst_dir(reference_model())}};
+  if (method == "smat") o.params = {{"smat", random_smat_path(reference_model())}};
   o.seed = 7;
   o.internal_batch = 16;
   if (method == "ig") o.params = {{"steps", 8}};

@@ -5,11 +5,16 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
+#include <map>
 
+#include "explain/explainer.h"
 #include "model/checkpoint.h"
 #include "smat/head_explainer.h"
 #include "smat/meta.h"
 #include "smat/normalizers.h"
+#include "smat/simulation.h"
+#include "smat/study.h"
 #include "test_util.h"
 
 using namespace salient;
@@ -244,4 +249,204 @@ TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
   auto g0 = torch::autograd::grad({meta_loss(student, train, valid, lambda, Normalizer::Softmax, 0.0, 0.5)}, {lambda}, {},
                                   false, false, /*allow_unused=*/true)[0];
   EXPECT_TRUE(!g0.defined() || g0.abs().max().item<double>() == 0.0);
+}
+
+// ---- simulation, the learned explainer, the study report ----
+
+namespace {
+std::vector<Encoding> fixture_encodings(const Classifier& clf) {
+  std::vector<Encoding> out;
+  for (const char* t : {"a charming and often affecting journey", "bleak", "the plot is nothing but clichés",
+                        "an utterly gorgeous film", "it drags"})
+    out.push_back(clf.encode(t));
+  return out;
+}
+
+// Examples labelled by a tiny teacher: random ids, some padded, per-head scores from its forward.
+std::vector<SimulationExample> tiny_examples(const Transformer& teacher, int64_t count, uint64_t seed) {
+  torch::manual_seed(seed);
+  std::vector<SimulationExample> out;
+  torch::NoGradGuard ng;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t len = 5 + i % 4;
+    Encoding e;
+    e.ids.push_back(2);
+    for (int64_t j = 1; j < len; ++j) e.ids.push_back(torch::randint(5, 60, {1}).item<int64_t>());
+    e.type_ids.assign(e.ids.size(), 0);
+    Batch b = make_batch(std::vector<Encoding>{e}, 0);
+    SimulationExample ex;
+    ex.teacher_label = teacher.logits(b.input_ids, b.token_type_ids, b.attention_mask).argmax(-1).item<int64_t>();
+    ex.head_scores = head_scores(teacher, b).scores[0].to(torch::kFloat32);
+    ex.encoding = std::move(e);
+    out.push_back(std::move(ex));
+  }
+  return out;
+}
+}  // namespace
+
+TEST(Simulation, AnnotationsAreTheTeachersPredictionsScoresAndStaticExplanations) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  Classifier clf = load_classifier(fixture_model());
+  const std::vector<Encoding> encs = fixture_encodings(clf);
+  const auto examples = annotate(clf, encs, /*batch_size=*/2);  // batches of 2 pad differently
+  std::vector<const Encoding*> ptrs;
+  for (const auto& e : encs) ptrs.push_back(&e);
+  const std::vector<int64_t> predicted = predicted_classes(clf, ptrs);
+  const int64_t heads = clf.model.num_layers() * clf.model.num_heads();
+  for (size_t i = 0; i < encs.size(); ++i) {
+    EXPECT_EQ(examples[i].teacher_label, predicted[i]);
+    ASSERT_EQ(examples[i].head_scores.sizes(), (std::vector<int64_t>{heads, static_cast<int64_t>(encs[i].ids.size())}));
+    // The same scores as the example alone (no padding).
+    HeadScores alone = head_scores(clf.model, make_batch(std::vector<Encoding>{encs[i]}, clf.tokenizer.pad_id()));
+    EXPECT_LT((alone.scores[0] - examples[i].head_scores).abs().max().item<double>(), 1e-4);
+  }
+  // attention_all: the all-heads mean at SMaT's uniform start; attention_last: the last layer's heads.
+  const auto all = with_explanations(clf, examples, TeacherExplainer::AttentionAll);
+  const auto last = with_explanations(clf, examples, TeacherExplainer::AttentionLast);
+  const int64_t H = clf.model.num_heads();
+  for (size_t i = 0; i < encs.size(); ++i) {
+    HeadScores hs{examples[i].head_scores.unsqueeze(0), torch::ones({1, examples[i].head_scores.size(1)}, torch::kBool)};
+    torch::Tensor start = head_explanation(normalize(uniform_coefficient_logits(heads), Normalizer::Sparsemax), hs)[0];
+    EXPECT_LT((all[i].explanation - start).abs().max().item<double>(), 1e-5);
+    torch::Tensor direct = torch::softmax(examples[i].head_scores.slice(0, heads - H).mean(0), 0);
+    EXPECT_LT((last[i].explanation - direct).abs().max().item<double>(), 1e-5);
+    EXPECT_NEAR(last[i].explanation.sum().item<double>(), 1.0, 1e-5);
+  }
+  // Gradient explainers: softmax over the tokens of the registry's logit scores / temperature.
+  StaticExplainerOptions so;
+  so.grad_x_input_temperature = 0.25;
+  const auto gx = with_explanations(clf, examples, TeacherExplainer::GradXInput, so);
+  ExplainOptions eo;
+  eo.output = ModelOutput::Logit;
+  const auto ref = make_explainer("grad_x_input")->explain(clf, ptrs, predicted, eo);
+  for (size_t i = 0; i < encs.size(); ++i) {
+    torch::Tensor expected = torch::softmax(torch::tensor(ref[i].scores, torch::kFloat64) / 0.25, 0);
+    EXPECT_LT((gx[i].explanation.to(torch::kFloat64) - expected).abs().max().item<double>(), 1e-5);
+  }
+  EXPECT_FALSE(with_explanations(clf, examples, TeacherExplainer::None)[0].explanation.defined());
+}
+
+TEST(Simulation, StudentRunsAreDeterministicAndMetaTrainingMovesTheCoefficients) {
+  Transformer teacher = tiny_bert(1);
+  teacher.to(torch::kFloat32);
+  const auto train = tiny_examples(teacher, 24, 3), valid = tiny_examples(teacher, 12, 4), test = tiny_examples(teacher, 12, 5);
+  Transformer student = tiny_bert(2);
+  student.to(torch::kFloat32);
+  StudentOptions o;
+  o.explainer = TeacherExplainer::Smat;
+  o.batch_size = 8;
+  o.max_epochs = 3;
+  o.lr = 0.05;
+  o.meta_lr = 0.05;
+  const torch::Tensor start = uniform_coefficient_logits(6);
+  StudentRun a = run_student(student, 0, train, valid, test, o, start, /*meta_train=*/true);
+  StudentRun b = run_student(student, 0, train, valid, test, o, start, /*meta_train=*/true);
+  EXPECT_EQ(a.simulability, b.simulability);
+  EXPECT_TRUE(torch::equal(a.teacher_coefficient_logits, b.teacher_coefficient_logits));
+  EXPECT_EQ(a.steps, 9);  // 3 epochs × 3 batches
+  EXPECT_EQ(a.meta_steps, a.steps);
+  EXPECT_GT((a.teacher_coefficient_logits - start).abs().max().item<double>(), 1e-6);
+  EXPECT_GE(a.simulability, 0.0);
+  EXPECT_LE(a.simulability, 1.0);
+  // Simulability is the best student's agreement with the teacher on `test`.
+  StudentOptions none = o;
+  none.explainer = TeacherExplainer::None;
+  StudentRun c = run_student(student, 0, train, valid, test, none);
+  EXPECT_EQ(c.meta_steps, 0);
+  EXPECT_FALSE(c.teacher_coefficient_logits.defined());
+  // One-line errors naming what is wrong.
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, none, {}, true); }).find("meta-training needs explainer 'smat'"),
+            std::string::npos);
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, o); }).find("needs the teacher's coefficients"),
+            std::string::npos);
+  StudentOptions bad = none;
+  bad.lr = 0;
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, bad); }).find("--lr"), std::string::npos);
+  bad = none;
+  bad.beta = -3;
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, bad); }).find("--beta"), std::string::npos);
+  StudentOptions gradient = none;
+  gradient.explainer = TeacherExplainer::Saliency;
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, gradient); }).find("no 'saliency' explanations"),
+            std::string::npos);
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, {}, valid, test, none); }).find("no student training examples"),
+            std::string::npos);
+}
+
+TEST(LearnedHeadExplainer, SaveLoadRoundTripAndTheRegistryMethodsValues) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  Classifier clf = load_classifier(fixture_model());
+  LearnedHeadExplainer e;
+  e.normalizer = Normalizer::Entmax15;
+  e.num_layers = clf.model.num_layers();
+  e.num_heads = clf.model.num_heads();
+  for (int64_t l = 0; l < e.num_layers; ++l) e.layers.push_back(l);
+  torch::manual_seed(7);
+  e.coefficient_logits = torch::randn({e.num_layers * e.num_heads});
+  char tmpl[] = "/tmp/smat_explainer_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  save_head_explainer(e, join_path(dir, "smat_explainer.json"), {{"note", "test"}});
+  const LearnedHeadExplainer back = load_head_explainer(dir);
+  EXPECT_EQ(back.normalizer, Normalizer::Entmax15);
+  EXPECT_EQ(back.layers, e.layers);
+  EXPECT_LT((back.coefficient_logits - e.coefficient_logits).abs().max().item<double>(), 1e-6);
+  // `--method smat`: the distribution softmax(Σ λ_h s_h) over the tokens, λ = entmax15(logits).
+  const std::vector<Encoding> encs = fixture_encodings(clf);
+  std::vector<const Encoding*> ptrs;
+  for (const auto& x : encs) ptrs.push_back(&x);
+  ExplainOptions eo;
+  eo.params = {{"smat", dir}};
+  const auto got = make_explainer("smat")->explain(clf, ptrs, predicted_classes(clf, ptrs), eo);
+  for (size_t i = 0; i < encs.size(); ++i) {
+    torch::NoGradGuard ng;
+    HeadScores hs = head_scores(clf.model, make_batch(std::vector<Encoding>{encs[i]}, clf.tokenizer.pad_id()));
+    torch::Tensor lambda = entmax15(e.coefficient_logits.to(torch::kFloat64));
+    torch::Tensor direct = torch::softmax((hs.scores[0].to(torch::kFloat64) * lambda.unsqueeze(1)).sum(0), 0);
+    EXPECT_LT(test::rel_err(got[i].scores, std::vector<double>(direct.data_ptr<double>(), direct.data_ptr<double>() + direct.numel())),
+              1e-4);
+  }
+  // Bad files: one-line errors naming the field.
+  auto j = parse_json_file(join_path(dir, "smat_explainer.json"));
+  j["coefficient_logits"].erase(0);
+  write_file_atomic(join_path(dir, "bad.json"), j.dump());
+  EXPECT_NE(test::error_of([&] { load_head_explainer(join_path(dir, "bad.json")); }).find("coefficient_logits"), std::string::npos);
+  j = parse_json_file(join_path(dir, "smat_explainer.json"));
+  j["normalizer"] = "sparsest";
+  write_file_atomic(join_path(dir, "bad.json"), j.dump());
+  EXPECT_NE(test::error_of([&] { load_head_explainer(join_path(dir, "bad.json")); }).find("normalizer"), std::string::npos);
+  e.num_heads += 1;
+  e.coefficient_logits = torch::zeros({e.num_layers * e.num_heads});
+  EXPECT_NE(test::error_of([&] { explain_with(e, clf.model, make_batch(encs, clf.tokenizer.pad_id())); }).find("trained for"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Study, QuantilesAndTheReportMarksRangesThatDoNotOverlapTheBaseline) {
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.25), 1.75);  // numpy.quantile([1,2,3,4], .25)
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile({5}, 0.75), 5);
+  char tmpl[] = "/tmp/smat_study_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  make_dirs(join_path(dir, "runs"));
+  auto put = [&](const std::string& e, uint64_t seed, double sim) {
+    nlohmann::json r = {{"explainer", e}, {"size", 500}, {"seed", seed},
+                        {"run", {{"simulability", sim}, {"student_step_seconds", 0.01}}}};
+    write_file_atomic(join_path(dir, fmt::format("runs/{}_n500_s{}.json", e, seed)), r.dump());
+  };
+  for (uint64_t s : {0, 9, 11}) {
+    put("none", s, 0.60 + 0.01 * static_cast<double>(s % 3));
+    put("attention_all", s, 0.70 + 0.01 * static_cast<double>(s % 3));
+    put("saliency", s, 0.59 + 0.02 * static_cast<double>(s % 3));
+  }
+  const nlohmann::json summary = report_study(dir);
+  std::map<std::string, std::string> versus;
+  for (const auto& row : summary["rows"]) versus[row["explainer"]] = row["vs_none"];
+  EXPECT_EQ(versus["none"], "baseline");
+  EXPECT_EQ(versus["attention_all"], "better");
+  EXPECT_EQ(versus["saliency"], "overlap");
+  const std::string md = read_file(join_path(dir, "report.md"));
+  EXPECT_LT(md.find("| none |"), md.find("| saliency |"));  // the study's order, none first
+  EXPECT_NE(md.find("▲"), std::string::npos);
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(test::error_of([&] { report_study(dir); }).find("has no runs/"), std::string::npos);
 }

@@ -218,6 +218,8 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   train_cmd->add_option("--clip", tr.clip_norm, "gradient-norm clip (0 = off)");
   train_cmd->add_option("--max-minutes", tr.max_minutes, "stop training after this many minutes");
   train_cmd->add_option("--max-train", tr.max_train_examples, "use only N training examples (seeded sample)");
+  static std::string train_labels;
+  train_cmd->add_option("--labels", train_labels, "names of integer labels 0, 1, ... (comma-separated) for a data file that has ids only");
   train_cmd->add_option("--select-metric", tr.select_metric, "accuracy | macro_f1 | mcc: which dev metric picks the best epoch");
   train_cmd->add_option("--seed", tr.seed, "random seed");
   train_cmd->add_flag("--resume", tr.resume, "continue from OUT/checkpoint if present");
@@ -228,6 +230,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({info_cmd, [] { run_info(info_model, info_json); }});
   commands.push_back({eval_cmd, [] { run_evaluate(ev); }});
   commands.push_back({train_cmd, [] {
+    if (!train_labels.empty()) tr.label_names = split_list(train_labels);
     TrainResult r = train_classifier(tr);
     std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"accuracy", r.best.accuracy}, {"macro_f1", r.best.macro_f1},
                                  {"mcc", r.best.mcc}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})

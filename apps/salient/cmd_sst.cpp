@@ -14,22 +14,6 @@ namespace salient::cli {
 
 namespace {
 
-std::vector<int64_t> parse_sizes(const std::string& text, const std::string& flag) {
-  std::vector<int64_t> out;
-  for (const std::string& item : split_list(text)) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || v < 1) fail("{}: expected positive integers separated by commas, got '{}'", flag, text);
-    out.push_back(v);
-  }
-  return out;
-}
-
 // Options of the objective and attack that train and evaluate share.
 void add_attack_options(CLI::App* cmd, sst::AttackOptions& a) {
   cmd->add_option("--epsilon", a.epsilon, "robust masking, images: l-inf radius of PGD on the complement (paper: 0.12)");
@@ -52,7 +36,7 @@ void require_cpu() {
 void run_train(TrainArgs& a) {
   require_cpu();
   a.o.objective.kind = sst::parse_mask_kind(a.masking, "--masking");
-  if (!a.hidden.empty()) a.o.hidden = parse_sizes(a.hidden, "--hidden");
+  if (!a.hidden.empty()) a.o.hidden = parse_int_list(a.hidden, "--hidden");
   if (a.o.data_dir.empty()) a.o.data_dir = shared_data_dir();
   sst::SstTrainResult r = sst::train_sst(a.o);
   const auto& best = r.history.at(r.best_epoch - 1);

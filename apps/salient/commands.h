@@ -19,5 +19,6 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands);  // at
 void add_expnet_commands(CLI::App& app, std::vector<Command>& commands);  // expnet train | explain | evaluate
 void add_sst_commands(CLI::App& app, std::vector<Command>& commands);     // sst train | explain | evaluate
 void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands);  // corpus build, pretrain
+void add_smat_commands(CLI::App& app, std::vector<Command>& commands);      // smat split | train | evaluate | study | report
 
 }  // namespace salient::cli

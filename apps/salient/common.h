@@ -22,6 +22,25 @@
 
 namespace salient::cli {
 
+// "500, 1000" → {500, 1000}: integers ≥ `min` separated by commas; errors name `flag`.
+inline std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag, int64_t min = 1) {
+  std::vector<int64_t> out;
+  for (const std::string& item : split_list(text)) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || v < min)
+      fail("{}: expected integers ≥ {} separated by commas, got '{}'", flag, min, text);
+    out.push_back(v);
+  }
+  if (out.empty()) fail("{}: expected integers ≥ {} separated by commas, got '{}'", flag, min, text);
+  return out;
+}
+
 // Reads all inputs from `path` ("-" = stdin).
 inline std::vector<InputItem> read_input_items(const std::string& path) {
   if (path == "-" || path.empty()) return read_inputs(std::cin, "<stdin>");

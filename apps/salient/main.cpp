@@ -56,10 +56,12 @@ int main(int argc, char** argv) {
   add_expnet_commands(app, commands);
   add_sst_commands(app, commands);
   add_pretrain_commands(app, commands);
+  add_smat_commands(app, commands);
   // Every command that runs a model takes --device; models and inputs move there once.
   std::string device;
   for (const auto& c : commands)
-    if (c.app->get_name() != "tokenize" && c.app->get_name() != "build")
+    if (c.app->get_name() != "tokenize" && c.app->get_name() != "build" && c.app->get_name() != "split" &&
+        c.app->get_name() != "report")
       c.app->add_option("--device", device, "cpu, cuda or cuda:N (default: $SALIENT_DEVICE, else cpu)");
   check_command_words(app, argc, argv);
   CLI11_PARSE(app, argc, argv);

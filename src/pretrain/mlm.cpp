@@ -136,12 +136,9 @@ std::vector<std::string> read_corpus(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const auto& p : paths) {
     if (dir_exists(p)) {
-      std::vector<std::string> in_dir;
-      for (const auto& entry : std::filesystem::directory_iterator(p))
-        if (entry.is_regular_file()) in_dir.push_back(entry.path().string());
-      std::sort(in_dir.begin(), in_dir.end());
+      const std::vector<std::string> in_dir = list_files(p);
       if (in_dir.empty()) fail("--corpus: directory '{}' has no files", p);
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
+      for (const auto& name : in_dir) files.push_back(join_path(p, name));
     } else if (file_exists(p)) {
       files.push_back(p);
     } else {

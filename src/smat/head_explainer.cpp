@@ -1,6 +1,9 @@
 #include "smat/head_explainer.h"
 
+#include <cmath>
+
 #include "util/error.h"
+#include "util/io.h"
 
 namespace salient::smat {
 
@@ -32,6 +35,67 @@ torch::Tensor head_explanation(const torch::Tensor& coefficients, const HeadScor
     fail("smat: {} coefficients for {} heads", coefficients.numel(), s.scores.size(1));
   torch::Tensor mixed = (s.scores * coefficients.to(s.scores.device(), s.scores.scalar_type()).view({1, -1, 1})).sum(1);
   return torch::softmax(mixed.masked_fill(s.real.logical_not(), -INFINITY), -1);
+}
+
+nlohmann::json LearnedHeadExplainer::to_json() const {
+  torch::Tensor z = coefficient_logits.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+  torch::Tensor l = coefficients().detach().to(torch::kCPU, torch::kFloat64).contiguous();
+  return {{"method", "smat"},
+          {"normalizer", normalizer_name(normalizer)},
+          {"num_layers", num_layers},
+          {"num_heads", num_heads},
+          {"layers", layers},
+          {"coefficient_logits", std::vector<double>(z.data_ptr<double>(), z.data_ptr<double>() + z.numel())},
+          {"coefficients", std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel())}};
+}
+
+void save_head_explainer(const LearnedHeadExplainer& e, const std::string& path, const nlohmann::json& provenance) {
+  nlohmann::json j = e.to_json();
+  if (!provenance.is_null()) j["provenance"] = provenance;
+  write_file_atomic(path, j.dump(2) + "\n");
+}
+
+LearnedHeadExplainer load_head_explainer(const std::string& path_in) {
+  const std::string path = dir_exists(path_in) ? join_path(path_in, "smat_explainer.json") : path_in;
+  if (!file_exists(path)) fail("{}: no SMaT explainer (smat_explainer.json from salient smat train)", path);
+  const nlohmann::json j = parse_json_file(path);
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(name)) fail("{}: missing field \"{}\"", path, name);
+    return j.at(name);
+  };
+  if (field("method") != "smat") fail("{}: field \"method\" must be \"smat\"", path);
+  LearnedHeadExplainer e;
+  if (!field("normalizer").is_string()) fail("{}: field \"normalizer\" must be a string", path);
+  e.normalizer = parse_normalizer(field("normalizer").get<std::string>(), path + ": field \"normalizer\"");
+  for (const char* name : {"num_layers", "num_heads"})
+    if (!field(name).is_number_integer() || field(name).get<int64_t>() < 1)
+      fail("{}: field \"{}\" must be a positive integer", path, name);
+  e.num_layers = j["num_layers"].get<int64_t>();
+  e.num_heads = j["num_heads"].get<int64_t>();
+  if (!field("layers").is_array() || j["layers"].empty()) fail("{}: field \"layers\" must be a non-empty list", path);
+  for (const auto& l : j["layers"]) {
+    if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= e.num_layers)
+      fail("{}: field \"layers\": every entry must be a layer index in 0..{}", path, e.num_layers - 1);
+    e.layers.push_back(l.get<int64_t>());
+  }
+  const auto& z = field("coefficient_logits");
+  if (!z.is_array() || static_cast<int64_t>(z.size()) != static_cast<int64_t>(e.layers.size()) * e.num_heads)
+    fail("{}: field \"coefficient_logits\" must list {} numbers (layers × heads)", path,
+         static_cast<int64_t>(e.layers.size()) * e.num_heads);
+  std::vector<double> v;
+  for (const auto& x : z) {
+    if (!x.is_number() || !std::isfinite(x.get<double>())) fail("{}: field \"coefficient_logits\" must hold finite numbers", path);
+    v.push_back(x.get<double>());
+  }
+  e.coefficient_logits = torch::tensor(v, torch::kFloat64).to(torch::kFloat32);
+  return e;
+}
+
+torch::Tensor explain_with(const LearnedHeadExplainer& e, const Transformer& model, const Batch& batch) {
+  if (model.num_layers() != e.num_layers || model.num_heads() != e.num_heads)
+    fail("smat: the explainer was trained for {} layers × {} heads, the model has {} × {}", e.num_layers, e.num_heads,
+         model.num_layers(), model.num_heads());
+  return head_explanation(e.coefficients(), head_scores(model, batch, e.layers));
 }
 
 }  // namespace salient::smat

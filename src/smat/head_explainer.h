@@ -5,9 +5,13 @@
 // (smat/normalizers.h). λ uniform gives the static "all heads, mean" explainer on logits.
 #include <torch/torch.h>
 
+#include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/classifier.h"
+#include "smat/normalizers.h"
 
 namespace salient::smat {
 
@@ -20,5 +24,21 @@ struct HeadScores {
 HeadScores head_scores(const Transformer& model, const Batch& batch, const std::vector<int64_t>& layers = {});
 // [B, L] distributions over the real tokens (exact zeros at padding) from coefficients [N].
 torch::Tensor head_explanation(const torch::Tensor& coefficients, const HeadScores& scores);
+
+// A trained SMaT explainer as saved by `salient smat train` (smat_explainer.json): the heads it
+// reads, their coefficient logits and the normalisation that turns them into λ.
+struct LearnedHeadExplainer {
+  Normalizer normalizer = Normalizer::Sparsemax;
+  int64_t num_layers = 0, num_heads = 0;  // of the model it explains
+  std::vector<int64_t> layers;            // the layers it reads (layer-major heads)
+  torch::Tensor coefficient_logits;       // [layers.size() · num_heads]
+  torch::Tensor coefficients() const { return normalize(coefficient_logits, normalizer); }
+  nlohmann::json to_json() const;
+};
+void save_head_explainer(const LearnedHeadExplainer& e, const std::string& path, const nlohmann::json& provenance = {});
+// `path` is the JSON file or a directory holding smat_explainer.json; every field is checked.
+LearnedHeadExplainer load_head_explainer(const std::string& path);
+// Its explanation of a batch: [B, L] distributions over the real tokens; the model's shape must match.
+torch::Tensor explain_with(const LearnedHeadExplainer& e, const Transformer& model, const Batch& batch);
 
 }  // namespace salient::smat

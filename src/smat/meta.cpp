@@ -12,8 +12,10 @@ torch::Tensor simulation_loss(const Transformer& model, const SimulationBatch& b
 torch::Tensor loss_with(const Transformer& model, const torch::Tensor& student_coefficients, const std::vector<int64_t>& layers,
                         const SimulationBatch& b, const torch::Tensor& teacher_coefficient_logits, Normalizer n, double beta) {
   torch::Tensor loss = simulation_loss(model, b);
-  if (beta == 0 || !teacher_coefficient_logits.defined()) return loss;
-  torch::Tensor teacher = head_explanation(normalize(teacher_coefficient_logits, n), b.teacher_scores);
+  if (beta == 0 || (!b.teacher_explanation.defined() && !teacher_coefficient_logits.defined())) return loss;
+  torch::Tensor teacher = b.teacher_explanation.defined()
+                              ? b.teacher_explanation.to(loss.device())
+                              : head_explanation(normalize(teacher_coefficient_logits, n), b.teacher_scores);
   torch::Tensor student = head_explanation(normalize(student_coefficients, n), head_scores(model, b.batch, layers));
   // KL(teacher ‖ student) over the real tokens, mean over the batch (0·log 0 = 0).
   torch::Tensor kl = torch::xlogy(teacher, teacher) - teacher * torch::log(student.clamp_min(1e-30));
@@ -46,6 +48,7 @@ torch::Tensor meta_loss(const Student& s, const SimulationBatch& train, const Si
     stepped[names[i]] = grads[i].defined() ? params[i] - lr * grads[i] : params[i];
   Transformer pilot = s.model.clone();
   pilot.set_weights(std::move(stepped));
+  pilot.eval();  // the validation loss without dropout, as the authors' code
   return simulation_loss(pilot, valid);
 }
 

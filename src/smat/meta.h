@@ -15,6 +15,9 @@ struct SimulationBatch {
   Batch batch;
   torch::Tensor teacher_labels;  // [B] the teacher's predictions
   HeadScores teacher_scores;     // the teacher's per-head scores (fixed: the teacher never changes)
+  // A static teacher explanation [B, L] (zeros at padding); when defined it is used instead of the
+  // coefficient mix of teacher_scores.
+  torch::Tensor teacher_explanation;
 };
 
 struct Student {
@@ -23,7 +26,8 @@ struct Student {
   std::vector<int64_t> layers;       // the heads its explainer reads (empty: all)
 };
 
-// L(θ, λ) on one batch; β = 0 or undefined teacher_coefficient_logits: simulation only.
+// L(θ, λ) on one batch; β = 0, or neither a static teacher explanation nor teacher coefficients:
+// simulation only.
 torch::Tensor student_loss(const Student& student, const SimulationBatch& train, const torch::Tensor& teacher_coefficient_logits,
                            Normalizer normalizer, double beta);
 // The meta loss after one differentiable SGD pilot step of the student (weights and coefficients)

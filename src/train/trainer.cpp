@@ -191,6 +191,15 @@ TrainResult train_classifier(const TrainOptions& o) {
   Dataset dev = load_dataset(o.dev_data, o.data_dir);
   if (train.records.empty()) fail("{}: no training examples", o.train_data);
   if (dev.records.empty()) fail("{}: no evaluation examples", o.dev_data);
+  if (!o.label_names.empty()) {
+    // Only ids can be renamed: names the data gives are its own.
+    for (size_t i = 0; i < train.label_names.size(); ++i)
+      if (train.label_names[i] != std::to_string(i))
+        fail("--labels: '{}' names its labels itself ('{}'); --labels is for integer labels", o.train_data, train.label_names[i]);
+    if (o.label_names.size() < train.label_names.size())
+      fail("--labels: {} names for {} label ids in '{}'", o.label_names.size(), train.label_names.size(), o.train_data);
+    train.label_names = o.label_names;
+  }
   for (const auto* d : {&train, &dev})
     for (const auto& r : d->records)
       if (r.label < 0 || r.label >= static_cast<int64_t>(train.label_names.size()))

@@ -40,6 +40,9 @@ struct TrainOptions {
   double lr = 1e-3, weight_decay = 0.01, warmup_ratio = 0.06, clip_norm = 1.0;
   double max_minutes = 0;  // stop after this much training time (0 = no limit)
   int64_t max_train_examples = 0;  // use only the first N (after a seeded shuffle); 0 = all
+  // Names for the integer labels of a data file that has ids only (e.g. {"negative", "positive"});
+  // empty: the data's own names.
+  std::vector<std::string> label_names;
   std::string select_metric = "accuracy";  // accuracy | macro_f1 | mcc
   uint64_t seed = 13;
   bool resume = false;

@@ -1,10 +1,12 @@
 #include "util/io.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -38,6 +40,14 @@ void make_dirs(const std::string& path) {
   if (slash != std::string::npos && slash > 0) make_dirs(path.substr(0, slash));
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     fail("{}: cannot create directory ({})", path, std::strerror(errno));
+}
+
+std::vector<std::string> list_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.is_regular_file()) out.push_back(entry.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::string join_path(const std::string& a, const std::string& b) {

@@ -14,6 +14,8 @@ bool file_exists(const std::string& path);
 bool dir_exists(const std::string& path);
 void make_dirs(const std::string& path);
 std::string join_path(const std::string& a, const std::string& b);
+// Names (not paths) of the regular files directly in `dir`, sorted.
+std::vector<std::string> list_files(const std::string& dir);
 
 // Read a gzip file (or a plain one: gzread passes plain files through).
 std::string read_gzip_file(const std::string& path);

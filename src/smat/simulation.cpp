@@ -1,0 +1,347 @@
+#include "smat/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "explain/explainer.h"
+#include "train/trainer.h"
+#include "util/error.h"
+#include "util/progress.h"
+
+namespace salient::smat {
+
+namespace {
+
+const std::vector<std::pair<TeacherExplainer, std::string>>& explainer_table() {
+  static const std::vector<std::pair<TeacherExplainer, std::string>> table = {
+      {TeacherExplainer::None, "none"},
+      {TeacherExplainer::Saliency, "saliency"},
+      {TeacherExplainer::GradXInput, "grad_x_input"},
+      {TeacherExplainer::IntegratedGradients, "ig"},
+      {TeacherExplainer::AttentionAll, "attention_all"},
+      {TeacherExplainer::AttentionLast, "attention_last"},
+      {TeacherExplainer::Smat, "smat"}};
+  return table;
+}
+
+// Softmax over the first `length` entries of scores / temperature.
+torch::Tensor token_distribution(const std::vector<double>& scores, double temperature) {
+  torch::Tensor s = torch::tensor(scores, torch::kFloat64) / temperature;
+  return torch::softmax(s, 0).to(torch::kFloat32);
+}
+
+// Static explainer's heads: every layer (attention_all) or the last one (attention_last).
+torch::Tensor uniform_mix(const torch::Tensor& head_scores, int64_t heads_per_layer, bool last_layer_only) {
+  torch::Tensor s = last_layer_only ? head_scores.slice(0, head_scores.size(0) - heads_per_layer) : head_scores;
+  return torch::softmax(s.to(torch::kFloat64).mean(0), 0).to(torch::kFloat32);
+}
+
+std::vector<int64_t> student_layers(const Transformer& student, TeacherExplainer e) {
+  if (e == TeacherExplainer::AttentionLast) return {student.num_layers() - 1};
+  return {};
+}
+
+}  // namespace
+
+TeacherExplainer parse_teacher_explainer(const std::string& name, const std::string& where) {
+  for (const auto& [e, n] : explainer_table())
+    if (n == name) return e;
+  fail("{}: unknown explainer '{}' (valid: {})", where, name, fmt::join(teacher_explainer_names(), ", "));
+}
+
+std::string teacher_explainer_name(TeacherExplainer e) {
+  for (const auto& [x, n] : explainer_table())
+    if (x == e) return n;
+  return "?";
+}
+
+std::vector<std::string> teacher_explainer_names() {
+  std::vector<std::string> out;
+  for (const auto& entry : explainer_table()) out.push_back(entry.second);
+  return out;
+}
+
+bool is_attention_explainer(TeacherExplainer e) {
+  return e == TeacherExplainer::AttentionAll || e == TeacherExplainer::AttentionLast || e == TeacherExplainer::Smat;
+}
+
+double default_beta(TeacherExplainer e) {
+  if (e == TeacherExplainer::None) return 0;
+  return is_attention_explainer(e) ? 5.0 : 0.2;
+}
+
+std::vector<SimulationExample> annotate(const Classifier& teacher, const std::vector<Encoding>& encodings,
+                                        int64_t batch_size) {
+  if (batch_size < 1) fail("smat: batch size must be ≥ 1, got {}", batch_size);
+  std::vector<SimulationExample> out(encodings.size());
+  torch::NoGradGuard no_grad;
+  for (size_t b = 0; b < encodings.size(); b += static_cast<size_t>(batch_size)) {
+    const size_t e = std::min(encodings.size(), b + static_cast<size_t>(batch_size));
+    std::vector<const Encoding*> part;
+    for (size_t i = b; i < e; ++i) part.push_back(&encodings[i]);
+    Batch batch = make_batch(part, teacher.tokenizer.pad_id(), teacher.model.device());
+    HeadScores hs = head_scores(teacher.model, batch);
+    torch::Tensor labels =
+        teacher.model.logits(batch.input_ids, batch.token_type_ids, batch.attention_mask).argmax(-1).cpu();
+    torch::Tensor scores = hs.scores.to(torch::kCPU, torch::kFloat32);
+    for (size_t i = b; i < e; ++i) {
+      SimulationExample& ex = out[i];
+      ex.encoding = encodings[i];
+      ex.teacher_label = labels[static_cast<int64_t>(i - b)].item<int64_t>();
+      ex.head_scores = scores[static_cast<int64_t>(i - b)].slice(1, 0, static_cast<int64_t>(encodings[i].ids.size())).clone();
+    }
+  }
+  return out;
+}
+
+std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> out,
+                                                 TeacherExplainer explainer, const StaticExplainerOptions& o) {
+  for (auto& ex : out) ex.explanation = torch::Tensor();
+  if (explainer == TeacherExplainer::AttentionAll || explainer == TeacherExplainer::AttentionLast) {
+    for (auto& ex : out)
+      ex.explanation = uniform_mix(ex.head_scores, teacher.model.num_heads(), explainer == TeacherExplainer::AttentionLast);
+  } else if (explainer == TeacherExplainer::Saliency || explainer == TeacherExplainer::GradXInput ||
+             explainer == TeacherExplainer::IntegratedGradients) {
+    const std::string method = explainer == TeacherExplainer::Saliency     ? "saliency"
+                               : explainer == TeacherExplainer::GradXInput ? "grad_x_input"
+                                                                           : "ig";
+    const double temperature = explainer == TeacherExplainer::Saliency     ? o.saliency_temperature
+                               : explainer == TeacherExplainer::GradXInput ? o.grad_x_input_temperature
+                                                                           : o.ig_temperature;
+    if (!(temperature > 0)) fail("smat: the {} temperature must be > 0, got {}", method, temperature);
+    ExplainOptions eo;
+    eo.output = ModelOutput::Logit;  // the authors' gradient explainers differentiate the logit
+    eo.internal_batch = o.internal_batch;
+    if (explainer == TeacherExplainer::IntegratedGradients) eo.params = {{"steps", o.ig_steps}, {"baseline", "zeros"}};
+    std::vector<const Encoding*> ptrs;
+    std::vector<int64_t> targets;
+    for (const auto& ex : out) {
+      ptrs.push_back(&ex.encoding);
+      targets.push_back(ex.teacher_label);
+    }
+    const std::vector<Explanation> expl = make_explainer(method)->explain(teacher, ptrs, targets, eo);
+    for (size_t i = 0; i < out.size(); ++i) out[i].explanation = token_distribution(expl[i].scores, temperature);
+  }
+  return out;
+}
+
+SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& examples, const std::vector<size_t>& indices,
+                                      int64_t pad_id, torch::Device device) {
+  std::vector<const Encoding*> encs;
+  int64_t length = 0;
+  for (size_t i : indices) {
+    encs.push_back(&examples.at(i).encoding);
+    length = std::max<int64_t>(length, static_cast<int64_t>(examples[i].encoding.ids.size()));
+  }
+  SimulationBatch out;
+  out.batch = make_batch(encs, pad_id, device);
+  const int64_t B = static_cast<int64_t>(indices.size());
+  const int64_t heads = examples.at(indices.at(0)).head_scores.size(0);
+  torch::Tensor labels = torch::empty({B}, torch::kInt64);
+  torch::Tensor scores = torch::zeros({B, heads, length});
+  const bool with_explanation = examples[indices[0]].explanation.defined();
+  torch::Tensor explanation = with_explanation ? torch::zeros({B, length}) : torch::Tensor();
+  for (int64_t r = 0; r < B; ++r) {
+    const SimulationExample& ex = examples[indices[r]];
+    const int64_t len = ex.head_scores.size(1);
+    labels[r] = ex.teacher_label;
+    scores[r].slice(1, 0, len).copy_(ex.head_scores);
+    if (with_explanation) explanation[r].slice(0, 0, len).copy_(ex.explanation);
+  }
+  out.teacher_labels = labels.to(device);
+  out.teacher_scores.scores = scores.to(device);
+  out.teacher_scores.real = out.batch.attention_mask.gt(0);
+  if (with_explanation) out.teacher_explanation = explanation.to(device);
+  return out;
+}
+
+void StudentOptions::validate() const {
+  if (!(lr > 0)) fail("--lr: must be > 0, got {}", lr);
+  if (!(meta_lr > 0)) fail("--meta-lr: must be > 0, got {}", meta_lr);
+  if (clip_norm < 0) fail("--clip: must be ≥ 0, got {}", clip_norm);
+  if (weight_decay < 0) fail("--weight-decay: must be ≥ 0, got {}", weight_decay);
+  if (batch_size < 1) fail("--batch-size: must be ≥ 1, got {}", batch_size);
+  if (patience < 1) fail("--patience: must be ≥ 1, got {}", patience);
+  if (max_epochs < 1) fail("--max-epochs: must be ≥ 1, got {}", max_epochs);
+  if (!std::isfinite(beta) || (beta < 0 && beta != -1)) fail("--beta: must be ≥ 0, got {}", beta);
+}
+
+nlohmann::json StudentRun::to_json() const {
+  auto vec = [](const torch::Tensor& t) {
+    if (!t.defined()) return nlohmann::json(nullptr);
+    torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+    return nlohmann::json(std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel()));
+  };
+  return {{"simulability", simulability},
+          {"valid_loss", valid_loss},
+          {"best_epoch", best_epoch},
+          {"epochs", epochs},
+          {"steps", steps},
+          {"meta_steps", meta_steps},
+          {"seconds", seconds},
+          {"student_step_seconds", student_step_seconds},
+          {"meta_step_seconds", meta_step_seconds},
+          {"teacher_coefficient_logits", vec(teacher_coefficient_logits)},
+          {"student_coefficient_logits", vec(student_coefficient_logits)},
+          {"history", history}};
+}
+
+torch::Tensor uniform_coefficient_logits(int64_t count) { return torch::full({count}, 1.0 / static_cast<double>(count)); }
+
+std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model, int64_t pad_id,
+                                                       const std::vector<SimulationExample>& examples,
+                                                       int64_t batch_size) {
+  if (examples.empty()) fail("smat: an empty evaluation set");
+  torch::NoGradGuard no_grad;
+  double loss = 0;
+  int64_t correct = 0;
+  for (size_t b = 0; b < examples.size(); b += batch_size) {
+    std::vector<size_t> idx(std::min(examples.size() - b, static_cast<size_t>(batch_size)));
+    std::iota(idx.begin(), idx.end(), b);
+    SimulationBatch sb = make_simulation_batch(examples, idx, pad_id, model.device());
+    torch::Tensor logits = model.logits(sb.batch.input_ids, sb.batch.token_type_ids, sb.batch.attention_mask);
+    loss += torch::cross_entropy_loss(logits, sb.teacher_labels, {}, at::Reduction::Sum).item<double>();
+    correct += logits.argmax(-1).eq(sb.teacher_labels).sum().item<int64_t>();
+  }
+  const double n = static_cast<double>(examples.size());
+  return {loss / n, static_cast<double>(correct) / n};
+}
+
+StudentRun run_student(const Transformer& student_init, int64_t pad_id, const std::vector<SimulationExample>& train,
+                       const std::vector<SimulationExample>& valid, const std::vector<SimulationExample>& test,
+                       const StudentOptions& o, const torch::Tensor& teacher_coefficients_in, bool meta_train) {
+  o.validate();
+  if (train.empty()) fail("smat: no student training examples");
+  if (valid.empty()) fail("smat: no validation examples");
+  if (test.empty()) fail("smat: no test examples");
+  const bool smat = o.explainer == TeacherExplainer::Smat;
+  if (smat && !teacher_coefficients_in.defined()) fail("smat: explainer 'smat' needs the teacher's coefficients");
+  if (meta_train && !smat) fail("smat: meta-training needs explainer 'smat', got '{}'", teacher_explainer_name(o.explainer));
+  if (smat && teacher_coefficients_in.numel() != train[0].head_scores.size(0))
+    fail("smat: {} teacher coefficients for {} teacher heads", teacher_coefficients_in.numel(), train[0].head_scores.size(0));
+  if (!smat && o.explainer != TeacherExplainer::None && !train[0].explanation.defined())
+    fail("smat: the training examples carry no '{}' explanations (annotate with that explainer)",
+         teacher_explainer_name(o.explainer));
+  // No explainer: simulation only, whatever β says.
+  const double beta = o.explainer == TeacherExplainer::None ? 0.0 : o.beta < 0 ? default_beta(o.explainer) : o.beta;
+  const auto start = std::chrono::steady_clock::now();
+
+  torch::manual_seed(o.seed);
+  Student s{student_init.clone(), {}, student_layers(student_init, o.explainer)};
+  const int64_t student_heads = s.layers.empty() ? s.model.num_layers() * s.model.num_heads() : s.model.num_heads();
+  s.model.set_requires_grad(true);
+  s.coefficient_logits = uniform_coefficient_logits(student_heads).to(s.model.device()).requires_grad_(true);
+  std::vector<torch::Tensor> params = s.model.parameters();
+  params.push_back(s.coefficient_logits);
+  // SGD with L2 weight decay: for plain SGD the same update as decoupled decay (lr · wd · θ).
+  torch::optim::SGD sgd(params, torch::optim::SGDOptions(o.lr).weight_decay(o.weight_decay));
+
+  torch::Tensor teacher_coefficients;
+  std::unique_ptr<torch::optim::AdamW> meta_optimizer;
+  if (smat) {
+    teacher_coefficients = teacher_coefficients_in.detach().clone().to(s.model.device(), torch::kFloat32);
+    if (meta_train) {
+      teacher_coefficients.requires_grad_(true);
+      meta_optimizer = make_adamw({{"teacher.coefficients", teacher_coefficients}}, o.meta_lr, 0.01);
+    }
+  }
+  const torch::Tensor no_coefficients;
+  const torch::Tensor& teacher_for_loss = (smat && beta > 0) ? teacher_coefficients : no_coefficients;
+
+  StudentRun run;
+  double best = std::numeric_limits<double>::infinity();
+  std::map<std::string, torch::Tensor> best_weights;
+  torch::Tensor best_teacher, best_student;
+  int since_best = 0;
+  double student_seconds = 0, meta_seconds = 0;
+  size_t valid_cursor = 0;
+  std::vector<size_t> valid_order(valid.size());
+  std::iota(valid_order.begin(), valid_order.end(), 0);
+  std::mt19937_64 valid_rng(o.seed ^ 0x51a7ULL);
+  std::shuffle(valid_order.begin(), valid_order.end(), valid_rng);
+  const int64_t batches_per_epoch = (static_cast<int64_t>(train.size()) + o.batch_size - 1) / o.batch_size;
+  Progress bar(fmt::format("student {}{}", teacher_explainer_name(o.explainer), meta_train ? " (meta)" : ""),
+               static_cast<int64_t>(o.max_epochs) * batches_per_epoch, "step");
+  for (int epoch = 1; epoch <= o.max_epochs; ++epoch) {
+    std::mt19937_64 rng(o.seed * 1000003ULL + static_cast<uint64_t>(epoch));
+    std::vector<size_t> order(train.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    double train_loss = 0;
+    s.model.train();
+    for (size_t b = 0; b < order.size(); b += static_cast<size_t>(o.batch_size)) {
+      std::vector<size_t> idx(order.begin() + b, order.begin() + std::min(order.size(), b + static_cast<size_t>(o.batch_size)));
+      SimulationBatch sb = make_simulation_batch(train, idx, pad_id, s.model.device());
+      auto t0 = std::chrono::steady_clock::now();
+      sgd.zero_grad();
+      torch::Tensor loss = student_loss(s, sb, teacher_for_loss.defined() ? teacher_for_loss.detach() : teacher_for_loss,
+                                        o.normalizer, beta);
+      loss.backward();
+      if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(params, o.clip_norm);
+      sgd.step();
+      student_seconds += seconds_since(t0);
+      train_loss += loss.item<double>() * static_cast<double>(idx.size());
+      ++run.steps;
+      if (meta_train) {
+        // The authors' order: the student steps first, then the explainer is updated through a
+        // pilot step of the updated student on the same batch, scored on a validation batch.
+        auto t1 = std::chrono::steady_clock::now();
+        std::vector<size_t> vidx;
+        for (int64_t k = 0; k < o.batch_size; ++k) {
+          vidx.push_back(valid_order[valid_cursor]);
+          if (++valid_cursor == valid_order.size()) {
+            valid_cursor = 0;
+            std::shuffle(valid_order.begin(), valid_order.end(), valid_rng);
+          }
+        }
+        SimulationBatch vb = make_simulation_batch(valid, vidx, pad_id, s.model.device());
+        meta_optimizer->zero_grad();
+        torch::Tensor m = meta_loss(s, sb, vb, teacher_coefficients, o.normalizer, beta, o.lr);
+        torch::Tensor g = torch::autograd::grad({m}, {teacher_coefficients}, {}, false, false, true)[0];
+        if (g.defined()) teacher_coefficients.mutable_grad() = g.detach();
+        meta_optimizer->step();
+        meta_seconds += seconds_since(t1);
+        ++run.meta_steps;
+      }
+      bar.update(1, fmt::format("epoch {} loss {:.3f}", epoch, loss.item<double>()));
+    }
+    s.model.eval();
+    const auto [valid_loss, valid_accuracy] = simulation_loss_and_accuracy(s.model, pad_id, valid);
+    run.history.push_back({{"epoch", epoch},
+                           {"train_loss", train_loss / static_cast<double>(train.size())},
+                           {"valid_loss", valid_loss},
+                           {"valid_simulability", valid_accuracy}});
+    run.epochs = epoch;
+    if (valid_loss < best) {
+      best = valid_loss;
+      run.best_epoch = epoch;
+      since_best = 0;
+      best_weights.clear();
+      for (const auto& [name, t] : s.model.weights()) best_weights[name] = t.detach().clone();
+      best_student = s.coefficient_logits.detach().clone();
+      if (smat) best_teacher = teacher_coefficients.detach().clone();
+    } else if (++since_best >= o.patience) {
+      break;
+    }
+  }
+  bar.finish(fmt::format("best epoch {}", run.best_epoch));
+  Transformer best_model = s.model.clone();
+  best_model.set_weights(std::move(best_weights));
+  best_model.set_requires_grad(false);
+  best_model.eval();
+  run.valid_loss = best;
+  run.simulability = simulation_loss_and_accuracy(best_model, pad_id, test).second;
+  run.student_coefficient_logits = best_student.cpu();
+  if (smat) run.teacher_coefficient_logits = best_teacher.cpu();
+  run.seconds = seconds_since(start);
+  run.student_step_seconds = student_seconds / static_cast<double>(std::max<int64_t>(run.steps, 1));
+  run.meta_step_seconds = meta_seconds / static_cast<double>(std::max<int64_t>(run.meta_steps, 1));
+  return run;
+}
+
+}  // namespace salient::smat

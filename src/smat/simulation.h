@@ -1,0 +1,105 @@
+#pragma once
+// Simulability (Fernandes et al., NeurIPS 2022, §2–3): a student learns to predict a fixed
+// teacher's labels from a few examples, optionally guided by the teacher's explanations; the
+// explanation is as good as the simulation accuracy it buys on held-out inputs. This file holds
+// the teacher's annotations (labels, per-head attention scores, static explanations), the student
+// training run (SGD, clipping, early stopping on validation simulation loss) and, for SMaT, the
+// meta-training of the teacher explainer's head coefficients inside that run.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/classifier.h"
+#include "smat/meta.h"
+
+namespace salient::smat {
+
+// The teacher explainers of the study. Gradient ones come from the explainer registry (gradient of
+// the predicted class's logit, as the authors' code), attention ones from head_explainer.h.
+enum class TeacherExplainer { None, Saliency, GradXInput, IntegratedGradients, AttentionAll, AttentionLast, Smat };
+TeacherExplainer parse_teacher_explainer(const std::string& name, const std::string& where);
+std::string teacher_explainer_name(TeacherExplainer e);  // none|saliency|grad_x_input|ig|attention_all|attention_last|smat
+std::vector<std::string> teacher_explainer_names();
+bool is_attention_explainer(TeacherExplainer e);  // attention_all, attention_last, smat
+// The paper's β: 5 for attention explainers, 0.2 for gradient explainers, 0 without one.
+double default_beta(TeacherExplainer e);
+
+struct StaticExplainerOptions {
+  // Softmax temperatures of the gradient explainers' scores: the authors' code divides
+  // gradient × input by 0.1 and IG by 0.5 and leaves the gradient norm as is.
+  double saliency_temperature = 1.0, grad_x_input_temperature = 0.1, ig_temperature = 0.5;
+  int64_t ig_steps = 10;  // the authors' n_steps; zero-embedding baseline like theirs
+  int64_t internal_batch = 64;
+};
+
+struct SimulationExample {
+  Encoding encoding;
+  int64_t teacher_label = -1;
+  torch::Tensor head_scores;  // [heads of every layer (layer-major), length]: the teacher's s_h
+  torch::Tensor explanation;  // [length] a static teacher explanation (a distribution); else undefined
+};
+
+// The teacher's prediction and per-head scores for every encoding.
+std::vector<SimulationExample> annotate(const Classifier& teacher, const std::vector<Encoding>& encodings,
+                                        int64_t batch_size = 64);
+// `examples` with the teacher's static explanation of `explainer` (attention_all / attention_last:
+// uniform coefficients over all / the last layer's heads, softmax over the tokens; gradient
+// explainers: softmax over the tokens of score / temperature); none and smat: no static one.
+std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> examples,
+                                                 TeacherExplainer explainer, const StaticExplainerOptions& options = {});
+
+// Padded batch of examples[indices] on `device` (teacher explanations padded with zeros).
+SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& examples, const std::vector<size_t>& indices,
+                                      int64_t pad_id, torch::Device device);
+
+struct StudentOptions {
+  TeacherExplainer explainer = TeacherExplainer::None;
+  Normalizer normalizer = Normalizer::Sparsemax;
+  double beta = -1;  // < 0: default_beta(explainer)
+  // Student optimisation (the and the paper's settings): SGD, gradient clipping, decay.
+  double lr = 5e-3, clip_norm = 5.0, weight_decay = 0.01;
+  int64_t batch_size = 32;
+  int patience = 10;     // epochs without a lower validation simulation loss before stopping
+  int max_epochs = 100;  // hard cap
+  double meta_lr = 5e-4; // AdamW on the teacher's coefficients (meta-training only)
+  uint64_t seed = 0;     // batch order and dropout
+  void validate() const;  // one-line errors naming the option
+};
+
+struct StudentRun {
+  double simulability = 0;  // accuracy of the student against the teacher on the test set
+  double valid_loss = 0;    // best validation simulation loss
+  int best_epoch = 0, epochs = 0;
+  int64_t steps = 0, meta_steps = 0;
+  double seconds = 0, student_step_seconds = 0, meta_step_seconds = 0;  // means per step
+  torch::Tensor teacher_coefficient_logits;  // SMaT meta-training: the coefficients of the best epoch
+  torch::Tensor student_coefficient_logits;
+  nlohmann::json history = nlohmann::json::array();  // per epoch: train loss, valid loss
+  nlohmann::json to_json() const;
+};
+
+// Trains `student` (a copy is made; the argument is untouched) on `train` against the teacher's
+// labels and, unless the explainer is None, its explanations. The student's own attention explainer
+// reads every layer's heads (only the last layer's when the teacher's is attention_last).
+// Explainer Smat: `teacher_coefficient_logits` [teacher heads] are the teacher's (fixed unless
+// `meta_train`, which updates them each step through the pilot step on a cycled `valid` batch).
+// Keeps the epoch with the lowest validation simulation loss; simulability is measured on `test`.
+StudentRun run_student(const Transformer& student, int64_t pad_id, const std::vector<SimulationExample>& train,
+                       const std::vector<SimulationExample>& valid, const std::vector<SimulationExample>& test,
+                       const StudentOptions& options, const torch::Tensor& teacher_coefficient_logits = {},
+                       bool meta_train = false);
+
+// Coefficient logits whose normalisation is uniform over `count` heads: the explainer then equals
+// the static all-heads mean (the paper's initialisation; for `none`, 1/count itself).
+torch::Tensor uniform_coefficient_logits(int64_t count);
+
+// Mean simulation cross-entropy and accuracy of `model` on examples (no dropout, no gradients).
+std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model, int64_t pad_id,
+                                                       const std::vector<SimulationExample>& examples,
+                                                       int64_t batch_size = 64);
+
+}  // namespace salient::smat

@@ -1,0 +1,342 @@
+#include "smat/study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "data/dataset.h"
+#include "model/checkpoint.h"
+#include "util/error.h"
+#include "util/io.h"
+#include "util/progress.h"
+
+namespace salient::smat {
+
+namespace {
+
+std::string run_name(const std::string& explainer, int64_t size, uint64_t seed) {
+  return fmt::format("{}_n{}_s{}", explainer, size, seed);
+}
+
+nlohmann::json setup_json(const SimulationSetup& s) {
+  return {{"teacher", s.teacher},       {"student_init", s.student_init}, {"pool", s.pool},
+          {"test_size", s.test_size},   {"valid_size", s.valid_size},     {"max_length", s.max_length},
+          {"split_seed", s.split_seed}};
+}
+
+nlohmann::json student_json(const StudentOptions& o) {
+  return {{"normalizer", normalizer_name(o.normalizer)},
+          {"beta", o.beta < 0 ? nlohmann::json("paper default (5 attention, 0.2 gradient)") : nlohmann::json(o.beta)},
+          {"lr", o.lr},
+          {"clip_norm", o.clip_norm},
+          {"weight_decay", o.weight_decay},
+          {"batch_size", o.batch_size},
+          {"patience", o.patience},
+          {"max_epochs", o.max_epochs},
+          {"meta_lr", o.meta_lr}};
+}
+
+std::vector<SimulationExample> take(const std::vector<SimulationExample>& v, int64_t n) {
+  return {v.begin(), v.begin() + std::min<int64_t>(n, static_cast<int64_t>(v.size()))};
+}
+
+}  // namespace
+
+void SimulationSetup::validate() const {
+  if (teacher.empty()) fail("--teacher: a trained teacher model directory is required");
+  if (!dir_exists(teacher)) fail("--teacher: '{}' is not a directory", teacher);
+  if (!student_init.empty() && !dir_exists(student_init)) fail("--student-init: '{}' is not a directory", student_init);
+  if (pool.empty()) fail("--pool: a dataset spec or file of student texts is required");
+  if (test_size < 1) fail("--test-size: must be ≥ 1, got {}", test_size);
+  if (valid_size < 1) fail("--valid-size: must be ≥ 1, got {}", valid_size);
+  if (max_length < 3) fail("--max-length: must be ≥ 3, got {}", max_length);
+}
+
+nlohmann::json SimulationData::describe() const {
+  auto share = [](const std::vector<SimulationExample>& v) {
+    int64_t positive = 0;
+    for (const auto& e : v) positive += e.teacher_label == 1;
+    return v.empty() ? 0.0 : static_cast<double>(positive) / static_cast<double>(v.size());
+  };
+  return {{"train", train.size()},
+          {"valid", valid.size()},
+          {"test", test.size()},
+          {"teacher_label_1_share", {{"train", share(train)}, {"valid", share(valid)}, {"test", share(test)}}}};
+}
+
+SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed_train) {
+  setup.validate();
+  SimulationData d{load_classifier(setup.teacher), {}, {}, {}};
+  Dataset pool = load_dataset(setup.pool, setup.data_dir);
+  const int64_t need = setup.test_size + setup.valid_size + needed_train;
+  if (static_cast<int64_t>(pool.records.size()) < need)
+    fail("--pool: '{}' has {} texts; test {} + valid {} + the largest student size {} need {}", setup.pool,
+         pool.records.size(), setup.test_size, setup.valid_size, needed_train, need);
+  std::vector<size_t> order(pool.records.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(setup.split_seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  auto encode = [&](int64_t from, int64_t count) {
+    std::vector<Encoding> out;
+    for (int64_t i = from; i < from + count; ++i) {
+      const Record& r = pool.records[order[static_cast<size_t>(i)]];
+      out.push_back(d.teacher.encode(r.text, r.text_pair, static_cast<int>(setup.max_length)));
+    }
+    return out;
+  };
+  d.test = annotate(d.teacher, encode(0, setup.test_size));
+  d.valid = annotate(d.teacher, encode(setup.test_size, setup.valid_size));
+  d.train = annotate(d.teacher, encode(setup.test_size + setup.valid_size, needed_train));
+  return d;
+}
+
+Transformer make_student(const SimulationSetup& setup, const Classifier& teacher, uint64_t seed) {
+  if (setup.student_init.empty()) {
+    Transformer t(teacher.model.config(), seed * 7919ULL + 17);
+    t.to(teacher.model.device(), torch::kFloat32);
+    return t;
+  }
+  LoadOptions lo;
+  lo.allow_new_head = true;
+  lo.seed = seed * 7919ULL + 17;
+  lo.labels = teacher.model.config().id2label;
+  Classifier c = load_classifier(setup.student_init, lo);
+  if (c.tokenizer.vocab_size() != teacher.tokenizer.vocab_size())
+    fail("--student-init: '{}' has a vocabulary of {} pieces, the teacher's has {}", setup.student_init,
+         c.tokenizer.vocab_size(), teacher.tokenizer.vocab_size());
+  return c.model;
+}
+
+void StudyOptions::validate() const {
+  setup.validate();
+  student.validate();
+  if (out_dir.empty()) fail("--out: an output directory is required");
+  if (sizes.empty()) fail("--sizes: give at least one student size");
+  for (int64_t n : sizes)
+    if (n < 1) fail("--sizes: every size must be ≥ 1, got {}", n);
+  if (seeds.empty()) fail("--seeds: give at least one seed");
+  if (explainers.empty()) fail("--explainers: give at least one explainer");
+  for (const auto& e : explainers) parse_teacher_explainer(e, "--explainers");
+}
+
+nlohmann::json run_study(const StudyOptions& o) {
+  o.validate();
+  make_dirs(join_path(o.out_dir, "runs"));
+  make_dirs(join_path(o.out_dir, "explainers"));
+  // A study directory holds one configuration: resuming with other settings would mix results.
+  const nlohmann::json settings = {{"setup", setup_json(o.setup)}, {"student", student_json(o.student)}};
+  const std::string settings_path = join_path(o.out_dir, "study.json");
+  if (file_exists(settings_path)) {
+    if (parse_json_file(settings_path) != settings)
+      fail("--out: '{}' holds a study with other settings (study.json); use another directory", o.out_dir);
+  } else {
+    write_file_atomic(settings_path, settings.dump(2) + "\n");
+  }
+
+  struct Pending {
+    std::string explainer;
+    int64_t size;
+    uint64_t seed;
+  };
+  std::vector<Pending> pending;
+  for (const auto& e : o.explainers)
+    for (int64_t n : o.sizes)
+      for (uint64_t seed : o.seeds)
+        if (!file_exists(join_path(o.out_dir, "runs/" + run_name(e, n, seed) + ".json"))) pending.push_back({e, n, seed});
+  if (!pending.empty()) {
+    const int64_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
+    SimulationData data = load_simulation_data(o.setup, largest);
+    write_file_atomic(join_path(o.out_dir, "data.json"), data.describe().dump(2) + "\n");
+    const int64_t pad = data.teacher.tokenizer.pad_id();
+    const int64_t teacher_heads = data.teacher.model.num_layers() * data.teacher.model.num_heads();
+    Progress bar("smat study", static_cast<int64_t>(pending.size()), "run", 30.0);
+    std::string explained_for;
+    std::vector<SimulationExample> train;
+    for (const Pending& p : pending) {
+      const TeacherExplainer kind = parse_teacher_explainer(p.explainer, "--explainers");
+      if (explained_for != p.explainer) {
+        train = with_explanations(data.teacher, data.train, kind, o.static_explainers);
+        explained_for = p.explainer;
+      }
+      StudentOptions so = o.student;
+      so.explainer = kind;
+      so.seed = p.seed;
+      const std::vector<SimulationExample> subset = take(train, p.size);
+      const Transformer student = make_student(o.setup, data.teacher, p.seed);
+      nlohmann::json record = {{"explainer", p.explainer}, {"size", p.size}, {"seed", p.seed},
+                               {"beta", so.beta < 0 ? default_beta(kind) : so.beta}};
+      torch::Tensor coefficients;
+      if (kind == TeacherExplainer::Smat) {
+        const std::string path = join_path(o.out_dir, "explainers/" + run_name("smat", p.size, p.seed) + ".json");
+        if (!file_exists(path)) {
+          StudentRun meta = run_student(student, pad, subset, data.valid, data.test, so,
+                                        uniform_coefficient_logits(teacher_heads), /*meta_train=*/true);
+          LearnedHeadExplainer learned;
+          learned.normalizer = so.normalizer;
+          learned.num_layers = data.teacher.model.num_layers();
+          learned.num_heads = data.teacher.model.num_heads();
+          for (int64_t l = 0; l < learned.num_layers; ++l) learned.layers.push_back(l);
+          learned.coefficient_logits = meta.teacher_coefficient_logits;
+          nlohmann::json provenance = meta.to_json();
+          provenance.erase("teacher_coefficient_logits");
+          save_head_explainer(learned, path,
+                              {{"teacher", o.setup.teacher}, {"size", p.size}, {"seed", p.seed}, {"meta_run", provenance}});
+        }
+        const LearnedHeadExplainer learned = load_head_explainer(path);
+        coefficients = learned.coefficient_logits;
+        record["explainer_file"] = "explainers/" + run_name("smat", p.size, p.seed) + ".json";
+        record["meta_run"] = parse_json_file(path).at("provenance").at("meta_run");
+      }
+      StudentRun run = run_student(student, pad, subset, data.valid, data.test, so, coefficients);
+      record["run"] = run.to_json();
+      write_file_atomic(join_path(o.out_dir, "runs/" + run_name(p.explainer, p.size, p.seed) + ".json"),
+                        record.dump(2) + "\n");
+      bar.update(1, fmt::format("{} n={} seed={}: {:.3f}", p.explainer, p.size, p.seed, run.simulability));
+    }
+    bar.finish();
+  }
+  return report_study(o.out_dir);
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) fail("quantile of no values");
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+std::string head_heatmap_svg(const std::vector<double>& values, int64_t layers, int64_t heads, const std::string& title) {
+  if (static_cast<int64_t>(values.size()) != layers * heads) fail("heatmap: {} values for {} × {}", values.size(), layers, heads);
+  const int cell = 44, left = 70, top = 50;
+  const double top_value = std::max(1e-12, *std::max_element(values.begin(), values.end()));
+  std::ostringstream s;
+  const int64_t width = left + heads * cell + 20, height = top + layers * cell + 40;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  s << "<text x=\"" << left << "\" y=\"20\" font-size=\"13\">" << html_escape(title) << "</text>\n";
+  for (int64_t h = 0; h < heads; ++h)
+    s << "<text x=\"" << left + h * cell + cell / 2 << "\" y=\"" << top - 6 << "\" text-anchor=\"middle\">head " << h << "</text>\n";
+  for (int64_t l = 0; l < layers; ++l) {
+    s << "<text x=\"" << left - 8 << "\" y=\"" << top + l * cell + cell / 2 + 4 << "\" text-anchor=\"end\">layer " << l
+      << "</text>\n";
+    for (int64_t h = 0; h < heads; ++h) {
+      const double v = values[static_cast<size_t>(l * heads + h)];
+      const double t = std::clamp(v / top_value, 0.0, 1.0);
+      const int shade = static_cast<int>(std::lround(255 * (1 - t)));
+      s << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"rgb({},{},255)\" stroke=\"#888\"/>\n",
+                       left + h * cell, top + l * cell, cell, cell, shade, shade);
+      s << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{:.2f}</text>\n", left + h * cell + cell / 2,
+                       top + l * cell + cell / 2 + 4, t > 0.6 ? "white" : "black", v);
+    }
+  }
+  s << "<text x=\"" << left << "\" y=\"" << height - 12 << "\">λ (normalised coefficients), mean over seeds</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+nlohmann::json report_study(const std::string& out_dir) {
+  const std::string runs_dir = join_path(out_dir, "runs");
+  if (!dir_exists(runs_dir)) fail("--study: '{}' has no runs/ (salient smat study writes it)", out_dir);
+  std::map<std::string, std::map<int64_t, std::vector<double>>> sims;
+  std::map<int64_t, std::vector<std::vector<double>>> coefficients;  // size → per seed λ
+  std::vector<double> student_steps, meta_steps;
+  int64_t coefficient_layers = 0, coefficient_heads = 0;
+  std::vector<std::string> order;
+  for (const auto& name : list_files(runs_dir)) {
+    if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+    const nlohmann::json r = parse_json_file(join_path(runs_dir, name));
+    const std::string e = r.at("explainer").get<std::string>();
+    if (std::find(order.begin(), order.end(), e) == order.end()) order.push_back(e);
+    sims[e][r.at("size").get<int64_t>()].push_back(r.at("run").at("simulability").get<double>());
+    student_steps.push_back(r.at("run").at("student_step_seconds").get<double>());
+    if (r.contains("meta_run")) {
+      meta_steps.push_back(r.at("meta_run").at("meta_step_seconds").get<double>());
+      const LearnedHeadExplainer learned = load_head_explainer(join_path(out_dir, r.at("explainer_file").get<std::string>()));
+      torch::Tensor l = learned.coefficients().to(torch::kFloat64).contiguous();
+      coefficients[r.at("size").get<int64_t>()].emplace_back(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
+      coefficient_layers = static_cast<int64_t>(learned.layers.size());
+      coefficient_heads = learned.num_heads;
+    }
+  }
+  if (sims.empty()) fail("--study: '{}' has no finished runs", out_dir);
+  // Explainers in the study's order (none first), not the directory's.
+  const std::vector<std::string> canonical = teacher_explainer_names();
+  std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(canonical.begin(), canonical.end(), a) < std::find(canonical.begin(), canonical.end(), b);
+  });
+  std::set<int64_t> sizes;
+  for (const auto& [e, by_size] : sims)
+    for (const auto& kv : by_size) sizes.insert(kv.first);
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::ostringstream md, csv;
+  md << "| explainer |";
+  for (int64_t n : sizes) md << " n = " << n << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < sizes.size(); ++i) md << "---|";
+  md << "\n";
+  csv << "explainer,size,seeds,median,q25,q75,vs_none\n";
+  for (const auto& e : order) {
+    md << "| " << e << " |";
+    for (int64_t n : sizes) {
+      auto it = sims[e].find(n);
+      if (it == sims[e].end()) {
+        md << " – |";
+        continue;
+      }
+      const auto& v = it->second;
+      const double med = quantile(v, 0.5), q25 = quantile(v, 0.25), q75 = quantile(v, 0.75);
+      std::string versus = "baseline";
+      if (e != "none") {
+        versus = "no baseline";
+        auto base = sims.count("none") ? sims["none"].find(n) : sims["none"].end();
+        if (sims.count("none") && base != sims["none"].end()) {
+          const double b25 = quantile(base->second, 0.25), b75 = quantile(base->second, 0.75);
+          versus = q25 > b75 ? "better" : q75 < b25 ? "worse" : "overlap";
+        }
+      }
+      rows.push_back({{"explainer", e}, {"size", n}, {"seeds", v.size()}, {"median", med}, {"q25", q25}, {"q75", q75},
+                      {"vs_none", versus}, {"values", v}});
+      md << fmt::format(" {:.3f} [{:.3f}, {:.3f}]{} |", med, q25, q75,
+                        versus == "better" ? " ▲" : versus == "worse" ? " ▼" : "");
+      csv << fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{}\n", e, n, v.size(), med, q25, q75, versus);
+    }
+    md << "\n";
+  }
+  md << "\nSimulability (student–teacher agreement on the test split): median [25%, 75%] over seeds; ▲ / ▼: "
+        "the 25–75% range lies above / below the no-explainer student's.\n";
+  auto mean = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
+  nlohmann::json cost = {{"student_step_seconds", mean(student_steps)}, {"meta_step_seconds", mean(meta_steps)}};
+  if (!meta_steps.empty() && mean(student_steps) > 0) {
+    cost["meta_step_over_student_step"] = mean(meta_steps) / mean(student_steps);
+    md << fmt::format("\nCost: {:.1f} ms per student step, {:.1f} ms per meta step ({:.2f} student steps).\n",
+                      1e3 * mean(student_steps), 1e3 * mean(meta_steps), mean(meta_steps) / mean(student_steps));
+  }
+  nlohmann::json heatmaps = nlohmann::json::array();
+  for (const auto& [n, per_seed] : coefficients) {
+    std::vector<double> avg(per_seed[0].size(), 0.0);
+    for (const auto& v : per_seed)
+      for (size_t i = 0; i < v.size() && i < avg.size(); ++i) avg[i] += v[i] / static_cast<double>(per_seed.size());
+    const std::string file = fmt::format("heads_n{}.svg", n);
+    write_file_atomic(join_path(out_dir, file),
+                      head_heatmap_svg(avg, coefficient_layers, coefficient_heads,
+                                       fmt::format("SMaT head coefficients, n = {} ({} seeds)", n, per_seed.size())));
+    heatmaps.push_back({{"size", n}, {"file", file}, {"mean_coefficients", avg}});
+  }
+  nlohmann::json summary = {{"rows", rows}, {"cost", cost}, {"heatmaps", heatmaps}};
+  if (file_exists(join_path(out_dir, "study.json"))) summary["settings"] = parse_json_file(join_path(out_dir, "study.json"));
+  write_file_atomic(join_path(out_dir, "summary.json"), summary.dump(2) + "\n");
+  write_file_atomic(join_path(out_dir, "report.md"), md.str());
+  write_file_atomic(join_path(out_dir, "report.csv"), csv.str());
+  return summary;
+}
+
+}  // namespace salient::smat

@@ -1,0 +1,65 @@
+#pragma once
+// SMaT's text study (Fernandes et al., NeurIPS 2022, Table 1): for every student size and seed, a
+// student per teacher explainer (none, the static ones, SMaT); SMaT's coefficients are first
+// meta-trained with a student in the loop, then frozen for a fresh student. Every finished run is a
+// file, so an interrupted study resumes without redoing one; the report gives the median and the
+// 25–75% range of simulability and marks the settings whose range does not overlap the no-explainer
+// student's, as the paper does.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "smat/simulation.h"
+
+namespace salient::smat {
+
+struct SimulationSetup {
+  std::string teacher;       // trained teacher classifier directory
+  std::string student_init;  // encoder the students start from (a pretrained dir); empty: from scratch, teacher's shape
+  std::string pool;          // dataset spec or file whose texts (labels unused) are split into test / valid / train
+  std::string data_dir;
+  int64_t test_size = 2000, valid_size = 500;
+  int64_t max_length = 64;
+  uint64_t split_seed = 2022;  // the pool split, the same for every run
+  void validate() const;
+};
+
+// The pool split and annotated by the teacher: test and valid are fixed; students of size N train
+// on the first N of `train` (the same examples for every seed, as the authors' --num-examples).
+struct SimulationData {
+  Classifier teacher;
+  std::vector<SimulationExample> train, valid, test;
+  nlohmann::json describe() const;  // sizes, teacher agreement stats
+};
+// `needed_train`: the largest student size (a smaller pool is an error naming --pool).
+SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed_train);
+
+// A student for `seed`: the encoder of setup.student_init with a fresh seeded head (the teacher's
+// labels), or a seeded from-scratch model of the teacher's shape.
+Transformer make_student(const SimulationSetup& setup, const Classifier& teacher, uint64_t seed);
+
+struct StudyOptions {
+  SimulationSetup setup;
+  std::string out_dir;
+  std::vector<int64_t> sizes = {500, 1000, 2000};
+  std::vector<uint64_t> seeds = {0, 9, 11, 30, 69};
+  std::vector<std::string> explainers = {"none", "saliency", "grad_x_input", "ig", "attention_all", "attention_last", "smat"};
+  StudentOptions student;  // explainer and seed are set per run
+  StaticExplainerOptions static_explainers;
+  void validate() const;
+};
+
+// Runs every (explainer, size, seed) not already in out_dir/runs, then writes the report
+// (out_dir/summary.json, report.md, report.csv, heads_n<size>.svg). Returns the summary.
+nlohmann::json run_study(const StudyOptions& options);
+// The summary and report files from the run files of out_dir (no training).
+nlohmann::json report_study(const std::string& out_dir);
+
+// Linear-interpolation quantile (numpy's default) of values, q in [0, 1].
+double quantile(std::vector<double> values, double q);
+// SVG heatmap of a layers × heads matrix (row-major), darker = larger, values printed in the cells.
+std::string head_heatmap_svg(const std::vector<double>& values, int64_t layers, int64_t heads, const std::string& title);
+
+}  // namespace salient::smat
