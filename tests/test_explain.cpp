@@ -288,12 +288,9 @@ std::string random_expnet_dir(const Classifier& clf) {
 std::string random_smat_path(const Classifier& clf) {
   static std::string path;
   if (!path.empty()) return path;
-  smat::LearnedHeadExplainer e;
-  e.num_layers = clf.model.num_layers();
-  e.num_heads = clf.model.num_heads();
-  for (int64_t l = 0; l < e.num_layers; ++l) e.layers.push_back(l);
   torch::manual_seed(11);
-  e.coefficient_logits = torch::randn({e.num_layers * e.num_heads});
+  const smat::LearnedHeadExplainer e = smat::all_heads_explainer(
+      clf.model, smat::Normalizer::Sparsemax, torch::randn({clf.model.num_layers() * clf.model.num_heads()}));
   char tmpl[] = "/tmp/salient_smat_XXXXXX";
   path = join_path(mkdtemp(tmpl), "smat_explainer.json");
   smat::save_head_explainer(e, path);

@@ -376,13 +376,9 @@ TEST(Simulation, StudentRunsAreDeterministicAndMetaTrainingMovesTheCoefficients)
 TEST(LearnedHeadExplainer, SaveLoadRoundTripAndTheRegistryMethodsValues) {
   SALIENT_REQUIRE_SHARED(fixture_model());
   Classifier clf = load_classifier(fixture_model());
-  LearnedHeadExplainer e;
-  e.normalizer = Normalizer::Entmax15;
-  e.num_layers = clf.model.num_layers();
-  e.num_heads = clf.model.num_heads();
-  for (int64_t l = 0; l < e.num_layers; ++l) e.layers.push_back(l);
   torch::manual_seed(7);
-  e.coefficient_logits = torch::randn({e.num_layers * e.num_heads});
+  LearnedHeadExplainer e = all_heads_explainer(clf.model, Normalizer::Entmax15,
+                                               torch::randn({clf.model.num_layers() * clf.model.num_heads()}));
   char tmpl[] = "/tmp/smat_explainer_XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   save_head_explainer(e, join_path(dir, "smat_explainer.json"), {{"note", "test"}});

@@ -110,12 +110,8 @@ void run_train(RunArgs& a) {
   smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.teacher.tokenizer.pad_id(),
                                            train, data.valid, data.test, a.student,
                                            smat::uniform_coefficient_logits(heads), /*meta_train=*/true);
-  smat::LearnedHeadExplainer learned;
-  learned.normalizer = a.student.normalizer;
-  learned.num_layers = data.teacher.model.num_layers();
-  learned.num_heads = data.teacher.model.num_heads();
-  for (int64_t l = 0; l < learned.num_layers; ++l) learned.layers.push_back(l);
-  learned.coefficient_logits = run.teacher_coefficient_logits;
+  const smat::LearnedHeadExplainer learned =
+      smat::all_heads_explainer(data.teacher.model, a.student.normalizer, run.teacher_coefficient_logits);
   const bool is_dir = dir_exists(a.out) || a.out.back() == '/' || a.out.find(".json") == std::string::npos;
   if (is_dir) make_dirs(a.out);
   const std::string path = is_dir ? join_path(a.out, "smat_explainer.json") : a.out;

@@ -49,6 +49,18 @@ nlohmann::json LearnedHeadExplainer::to_json() const {
           {"coefficients", std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel())}};
 }
 
+LearnedHeadExplainer all_heads_explainer(const Transformer& model, Normalizer normalizer, torch::Tensor coefficient_logits) {
+  LearnedHeadExplainer e;
+  e.normalizer = normalizer;
+  e.num_layers = model.num_layers();
+  e.num_heads = model.num_heads();
+  for (int64_t l = 0; l < e.num_layers; ++l) e.layers.push_back(l);
+  if (coefficient_logits.numel() != e.num_layers * e.num_heads)
+    fail("smat: {} coefficients for {} × {} heads", coefficient_logits.numel(), e.num_layers, e.num_heads);
+  e.coefficient_logits = std::move(coefficient_logits);
+  return e;
+}
+
 void save_head_explainer(const LearnedHeadExplainer& e, const std::string& path, const nlohmann::json& provenance) {
   nlohmann::json j = e.to_json();
   if (!provenance.is_null()) j["provenance"] = provenance;

@@ -35,6 +35,8 @@ struct LearnedHeadExplainer {
   torch::Tensor coefficients() const { return normalize(coefficient_logits, normalizer); }
   nlohmann::json to_json() const;
 };
+// An explainer over every head of `model` with the given coefficient logits [layers · heads].
+LearnedHeadExplainer all_heads_explainer(const Transformer& model, Normalizer normalizer, torch::Tensor coefficient_logits);
 void save_head_explainer(const LearnedHeadExplainer& e, const std::string& path, const nlohmann::json& provenance = {});
 // `path` is the JSON file or a directory holding smat_explainer.json; every field is checked.
 LearnedHeadExplainer load_head_explainer(const std::string& path);

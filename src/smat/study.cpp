@@ -175,12 +175,8 @@ nlohmann::json run_study(const StudyOptions& o) {
         if (!file_exists(path)) {
           StudentRun meta = run_student(student, pad, subset, data.valid, data.test, so,
                                         uniform_coefficient_logits(teacher_heads), /*meta_train=*/true);
-          LearnedHeadExplainer learned;
-          learned.normalizer = so.normalizer;
-          learned.num_layers = data.teacher.model.num_layers();
-          learned.num_heads = data.teacher.model.num_heads();
-          for (int64_t l = 0; l < learned.num_layers; ++l) learned.layers.push_back(l);
-          learned.coefficient_logits = meta.teacher_coefficient_logits;
+          const LearnedHeadExplainer learned =
+              all_heads_explainer(data.teacher.model, so.normalizer, meta.teacher_coefficient_logits);
           nlohmann::json provenance = meta.to_json();
           provenance.erase("teacher_coefficient_logits");
           save_head_explainer(learned, path,
