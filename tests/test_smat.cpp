@@ -6,13 +6,17 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <random>
 
+#include "eval/benchmark.h"
 #include "explain/explainer.h"
 #include "model/checkpoint.h"
 #include "smat/head_explainer.h"
 #include "smat/meta.h"
 #include "smat/normalizers.h"
+#include "smat/optimizer.h"
 #include "smat/simulation.h"
 #include "smat/study.h"
 #include "test_util.h"
@@ -231,24 +235,88 @@ TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
   SimulationBatch train = sim_batch(teacher, 3), valid = sim_batch(teacher, 4);
   torch::manual_seed(5);
   const torch::Tensor lambda0 = torch::randn({6}, torch::kFloat64) * 0.5;
+  // Plain SGD (no clipping, no decay) at lr 0.5.
+  const StudentOptimizer sgd({OptimizerKind::Sgd, 0.5, 0.0, 0.0}, student_parameters(student));
   for (Normalizer n : {Normalizer::Softmax, Normalizer::Sparsemax}) {
     torch::Tensor lambda = lambda0.clone().requires_grad_(true);
-    torch::Tensor g = torch::autograd::grad({meta_loss(student, train, valid, lambda, n, 5.0, 0.5)}, {lambda})[0];
+    torch::Tensor g = torch::autograd::grad({meta_loss(student, train, valid, lambda, n, 5.0, sgd)}, {lambda})[0];
     EXPECT_GT(g.abs().max().item<double>(), 1e-8) << normalizer_name(n);  // the teacher's explainer matters
     for (int64_t i = 0; i < 6; ++i) {
       torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
       lp[i] += 1e-5;
       lm[i] -= 1e-5;
-      const double fd = (meta_loss(student, train, valid, lp, n, 5.0, 0.5) - meta_loss(student, train, valid, lm, n, 5.0, 0.5))
+      const double fd = (meta_loss(student, train, valid, lp, n, 5.0, sgd) - meta_loss(student, train, valid, lm, n, 5.0, sgd))
                             .item<double>() / 2e-5;
       EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << normalizer_name(n) << " coefficient " << i;
     }
   }
+  // The pilot step by AdamW's rule with clipping, after two real steps (moments and bias
+  // correction in play), is differentiated as exactly.
+  Student adam_student{tiny_bert(2), torch::zeros({6}, torch::kFloat64).requires_grad_(true), {}};
+  adam_student.model.set_requires_grad(true);
+  const std::vector<torch::Tensor> adam_params = student_parameters(adam_student);
+  StudentOptimizer adam({OptimizerKind::AdamW, 0.01, 0.01, 0.5}, adam_params);
+  for (int k = 0; k < 2; ++k)
+    adam.step(adam_params, torch::autograd::grad({student_loss(adam_student, train, lambda0, Normalizer::Sparsemax, 5.0)},
+                                                 adam_params, {}, false, false, true));
+  {
+    torch::Tensor lambda = lambda0.clone().requires_grad_(true);
+    torch::Tensor g =
+        torch::autograd::grad({meta_loss(adam_student, train, valid, lambda, Normalizer::Sparsemax, 5.0, adam)}, {lambda})[0];
+    EXPECT_GT(g.abs().max().item<double>(), 1e-8);
+    for (int64_t i = 0; i < 6; ++i) {
+      torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
+      lp[i] += 1e-5;
+      lm[i] -= 1e-5;
+      const double fd = (meta_loss(adam_student, train, valid, lp, Normalizer::Sparsemax, 5.0, adam) -
+                         meta_loss(adam_student, train, valid, lm, Normalizer::Sparsemax, 5.0, adam))
+                            .item<double>() / 2e-5;
+      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << "adamw coefficient " << i;
+    }
+  }
   // Without explanations (β = 0) the teacher's coefficients cannot move the meta loss.
   torch::Tensor lambda = lambda0.clone().requires_grad_(true);
-  auto g0 = torch::autograd::grad({meta_loss(student, train, valid, lambda, Normalizer::Softmax, 0.0, 0.5)}, {lambda}, {},
+  auto g0 = torch::autograd::grad({meta_loss(student, train, valid, lambda, Normalizer::Softmax, 0.0, sgd)}, {lambda}, {},
                                   false, false, /*allow_unused=*/true)[0];
   EXPECT_TRUE(!g0.defined() || g0.abs().max().item<double>() == 0.0);
+}
+
+TEST(StudentOptimizer, StepsEqualLibTorchsSgdAndAdamWWithClipping) {
+  torch::manual_seed(7);
+  const std::vector<torch::Tensor> start = {torch::randn({3, 4}, torch::kFloat64), torch::randn({5}, torch::kFloat64)};
+  auto gradients = [](int k) {
+    torch::manual_seed(100 + k);
+    return std::vector<torch::Tensor>{torch::randn({3, 4}, torch::kFloat64) * 3, torch::randn({5}, torch::kFloat64)};
+  };
+  for (OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::AdamW}) {
+    std::vector<torch::Tensor> ours, theirs;
+    for (const auto& t : start) {
+      ours.push_back(t.clone());
+      theirs.push_back(t.clone().requires_grad_(true));
+    }
+    const OptimizerRule rule{kind, 0.05, 0.01, 2.0};
+    StudentOptimizer mine(rule, ours);
+    std::unique_ptr<torch::optim::Optimizer> ref;
+    if (kind == OptimizerKind::Sgd)
+      ref = std::make_unique<torch::optim::SGD>(theirs, torch::optim::SGDOptions(0.05).weight_decay(0.01));
+    else
+      ref = std::make_unique<torch::optim::AdamW>(theirs, torch::optim::AdamWOptions(0.05).weight_decay(0.01));
+    for (int k = 0; k < 4; ++k) {
+      const std::vector<torch::Tensor> g = gradients(k);
+      // The pilot's update is the step's, without advancing the state.
+      const std::vector<torch::Tensor> preview = mine.updated(ours, g);
+      mine.step(ours, g);
+      for (size_t i = 0; i < ours.size(); ++i) EXPECT_TRUE(torch::allclose(preview[i], ours[i], 0, 1e-15));
+      ref->zero_grad();
+      for (size_t i = 0; i < theirs.size(); ++i) theirs[i].mutable_grad() = g[i].clone();
+      torch::nn::utils::clip_grad_norm_(theirs, 2.0);
+      ref->step();
+      for (size_t i = 0; i < ours.size(); ++i)
+        EXPECT_LT((ours[i] - theirs[i].detach()).abs().max().item<double>(), 1e-12) << optimizer_name(kind) << " step " << k;
+    }
+  }
+  EXPECT_NE(test::error_of([] { parse_optimizer("adam", "--optimizer"); }).find("--optimizer: unknown optimizer 'adam'"),
+            std::string::npos);
 }
 
 // ---- simulation, the learned explainer, the study report ----
@@ -445,4 +513,160 @@ TEST(Study, QuantilesAndTheReportMarksRangesThatDoNotOverlapTheBaseline) {
   EXPECT_NE(md.find("▲"), std::string::npos);
   std::filesystem::remove_all(dir);
   EXPECT_NE(test::error_of([&] { report_study(dir); }).find("has no runs/"), std::string::npos);
+}
+
+// ---- the planted-token task: an oracle explanation must help a student ----
+
+namespace {
+// [CLS] + 8–12 tokens: fillers (20..63) and, at one random place, a planted token whose set decides
+// the label (10..13 → 0, 14..17 → 1). The oracle explanation puts all mass on that place; the
+// misleading one on another random place. Lengths differ, so batches pad.
+std::vector<SimulationExample> planted_examples(int64_t count, uint64_t seed, int64_t heads, bool misleading = false) {
+  std::mt19937_64 rng(seed);
+  std::vector<SimulationExample> out;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t length = 8 + static_cast<int64_t>(rng() % 5);
+    const int64_t label = static_cast<int64_t>(rng() % 2);
+    const int64_t place = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(length));
+    const int64_t decoy = 1 + (place + static_cast<int64_t>(rng() % static_cast<uint64_t>(length - 1))) % length;
+    SimulationExample ex;
+    ex.encoding.ids.push_back(2);
+    for (int64_t j = 1; j <= length; ++j)
+      ex.encoding.ids.push_back(j == place ? 10 + 4 * label + static_cast<int64_t>(rng() % 4)
+                                           : 20 + static_cast<int64_t>(rng() % 44));
+    ex.encoding.type_ids.assign(ex.encoding.ids.size(), 0);
+    ex.teacher_label = label;
+    const int64_t L = static_cast<int64_t>(ex.encoding.ids.size());
+    ex.head_scores = torch::zeros({heads, L});
+    ex.explanation = torch::zeros({L});
+    ex.explanation[misleading ? decoy : place] = 1.0;
+    out.push_back(std::move(ex));
+  }
+  return out;
+}
+}  // namespace
+
+// The paper's sanity check of the simulation framework: an explanation that points at the token
+// deciding the label lets a student simulate from few examples; one pointing elsewhere does not.
+TEST(Simulation, AnOracleExplanationBeatsNoExplanationOnAPlantedTokenTask) {
+  nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", 64}, {"hidden_size", 16}, {"num_hidden_layers", 1},
+                        {"num_attention_heads", 2}, {"intermediate_size", 32}, {"max_position_embeddings", 16},
+                        {"hidden_dropout_prob", 0.0}, {"attention_probs_dropout_prob", 0.0}};
+  const int64_t heads = 2;
+  const auto train = planted_examples(24, 1, heads), misleading = planted_examples(24, 1, heads, true),
+             valid = planted_examples(40, 2, heads), test = planted_examples(300, 3, heads);
+  StudentOptions o;
+  o.optimizer = OptimizerKind::AdamW;  // students from scratch (plain SGD at small rates does not move them)
+  o.lr = 0.003;
+  o.batch_size = 8;
+  o.max_epochs = 40;
+  o.patience = 40;
+  double none_mean = 0, oracle_mean = 0, misleading_mean = 0;
+  for (uint64_t seed : {0, 1, 2}) {
+    Transformer student(ModelConfig::from_json(cfg, "cfg"), 100 + seed);
+    student.to(torch::kFloat32);
+    o.seed = seed;
+    o.explainer = TeacherExplainer::None;
+    const double none = run_student(student, 0, train, valid, test, o).simulability;
+    o.explainer = TeacherExplainer::AttentionAll;  // a static explanation: the oracle's distribution
+    const double oracle = run_student(student, 0, train, valid, test, o).simulability;
+    const double wrong = run_student(student, 0, misleading, valid, test, o).simulability;
+    EXPECT_GT(oracle, none + 0.1) << "seed " << seed;
+    none_mean += none / 3;
+    oracle_mean += oracle / 3;
+    misleading_mean += wrong / 3;
+  }
+  EXPECT_GT(oracle_mean, 0.9);
+  EXPECT_LT(none_mean, 0.85);
+  EXPECT_GT(oracle_mean, misleading_mean + 0.15);
+}
+
+// `salient benchmark --metrics simulability`: the study protocol for any registered method, each
+// through the registry (registered:M), against students without explanations; a run equals the
+// same student trained directly, the explanations are softmax(score / max|score| / T), β follows
+// the method's family, and a rerun redoes nothing.
+TEST(Benchmark, SimulabilityMetricRunsTheStudyForRegisteredMethods) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const std::string dir = (std::filesystem::temp_directory_path() / "salient_bench_simulability").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string pool = dir + "/pool.jsonl";
+  {
+    std::ofstream out(pool);
+    const char* words[] = {"charming", "bleak", "film", "plot", "gorgeous", "dull", "story", "actors", "funny", "slow"};
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 40; ++i) {
+      std::string text;
+      for (int w = 0; w < 4 + i % 5; ++w) text += std::string(w ? " " : "") + words[rng() % 10];
+      out << nlohmann::json{{"text", text}}.dump() << "\n";
+    }
+  }
+  BenchmarkOptions o;
+  o.model_dir = fixture_model();
+  o.data_spec = pool;
+  o.out_dir = dir + "/out";
+  o.methods = {"attention_mean", "saliency"};
+  o.metrics = {"simulability"};
+  o.simulability.sizes = {8};
+  o.simulability.seeds = {0, 1};
+  o.simulability.test_size = 12;
+  o.simulability.valid_size = 8;
+  o.simulability.student.optimizer = OptimizerKind::AdamW;
+  o.simulability.student.lr = 1e-3;
+  o.simulability.student.max_epochs = 2;
+  o.simulability.student.batch_size = 4;
+  o.simulability.temperature = 0.2;
+  const std::string md = run_benchmark(o);
+  for (const char* row : {"| none |", "| registered:attention_mean |", "| registered:saliency |"})
+    EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
+  const std::string runs = o.out_dir + "/simulability/runs/";
+  const auto record = nlohmann::json::parse(read_file(runs + "registered:saliency_n8_s1.json"));
+  EXPECT_DOUBLE_EQ(record.at("beta").get<double>(), 0.2);  // a gradient method
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(read_file(runs + "registered:attention_mean_n8_s0.json")).at("beta").get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(read_file(runs + "none_n8_s0.json")).at("beta").get<double>(), 0.0);
+
+  // The same student trained directly: the same simulability, bit for bit.
+  SimulationSetup setup;
+  setup.teacher = o.model_dir;
+  setup.pool = pool;
+  setup.test_size = 12;
+  setup.valid_size = 8;
+  SimulationData data = load_simulation_data(setup, 8);
+  StaticExplainerOptions so;
+  so.registered_temperature = 0.2;
+  const auto explained = with_explanations(data.teacher, {data.train.begin(), data.train.begin() + 8}, "registered:saliency", so);
+  StudentOptions student = o.simulability.student;
+  student.explainer = TeacherExplainer::Registered;
+  student.seed = 1;
+  student.beta = 0.2;
+  const StudentRun direct = run_student(make_student(setup, data.teacher, 1), data.teacher.tokenizer.pad_id(), explained,
+                                        data.valid, data.test, student);
+  EXPECT_EQ(direct.simulability, record.at("run").at("simulability").get<double>());
+  // The explanations: the registry's scores for the teacher's label, scaled and softened.
+  std::vector<const Encoding*> ptrs;
+  std::vector<int64_t> labels;
+  for (size_t i = 0; i < 8; ++i) {
+    ptrs.push_back(&explained[i].encoding);
+    labels.push_back(explained[i].teacher_label);
+  }
+  const auto reference = make_explainer("saliency")->explain(data.teacher, ptrs, labels, ExplainOptions{});
+  for (size_t i = 0; i < 8; ++i) {
+    torch::Tensor s = torch::tensor(reference[i].scores, torch::kFloat64);
+    torch::Tensor expected = torch::softmax(s / s.abs().max() / 0.2, 0);
+    EXPECT_LT((explained[i].explanation.to(torch::kFloat64) - expected).abs().max().item<double>(), 1e-6);
+  }
+  // Rerun: nothing is trained again (the run files, timings included, are unchanged).
+  const std::string before = read_file(runs + "none_n8_s1.json");
+  EXPECT_EQ(run_benchmark(o), md);
+  EXPECT_EQ(read_file(runs + "none_n8_s1.json"), before);
+  EXPECT_EQ(metric_info("simulability").family, "simulation");
+  // Errors name the option.
+  o.simulability.temperature = 0;
+  EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("--sim-temperature"), std::string::npos);
+  o.simulability.temperature = 0.2;
+  o.simulability.student.optimizer = OptimizerKind::Sgd;  // other settings in the same directory
+  EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("other settings"), std::string::npos);
+  EXPECT_NE(test::error_of([] { parse_teacher_explainer("registered:nope", "--explainers"); }).find("unknown explainer"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }

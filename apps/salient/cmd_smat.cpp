@@ -25,14 +25,19 @@ void add_setup_options(CLI::App* cmd, smat::SimulationSetup& s) {
   cmd->add_option("--split-seed", s.split_seed, "seed of the pool split (the same for every run)");
 }
 
-void add_student_options(CLI::App* cmd, smat::StudentOptions& o, std::string& normalizer) {
+void add_student_options(CLI::App* cmd, smat::StudentOptions& o, std::string& normalizer, std::string& optimizer,
+                         std::string& early_stopping) {
   cmd->add_option("--normalizer", normalizer, "normalisation of the head coefficients: sparsemax, entmax15, softmax or none");
+  cmd->add_option("--optimizer", optimizer,
+                  "student optimiser, also the pilot step's rule: sgd (the paper's) or adamw (for students from scratch)");
   cmd->add_option("--beta", o.beta, "weight of the explanation loss (default: 5 attention explainers, 0.2 gradient ones)");
-  cmd->add_option("--lr", o.lr, "student SGD learning rate (also the pilot step's)");
+  cmd->add_option("--lr", o.lr, "student learning rate (also the pilot step's)");
   cmd->add_option("--clip", o.clip_norm, "student gradient-norm clip (0 = off)");
   cmd->add_option("--weight-decay", o.weight_decay, "student weight decay");
   cmd->add_option("--batch-size", o.batch_size, "student batch size (also the meta step's validation batch)");
-  cmd->add_option("--patience", o.patience, "epochs without a lower validation simulation loss before stopping");
+  cmd->add_option("--patience", o.patience, "epochs without a better validation score before stopping");
+  cmd->add_option("--early-stopping", early_stopping,
+                  "validation score that keeps an epoch: loss (simulation cross-entropy, default) or accuracy (the authors' code)");
   cmd->add_option("--max-epochs", o.max_epochs, "student epochs at most");
   cmd->add_option("--meta-lr", o.meta_lr, "AdamW learning rate of the teacher's coefficients (SMaT)");
 }
@@ -44,9 +49,14 @@ void add_static_options(CLI::App* cmd, smat::StaticExplainerOptions& s) {
   cmd->add_option("--ig-temperature", s.ig_temperature, "softmax temperature of ig");
 }
 
-void resolve(smat::SimulationSetup& s, smat::StudentOptions& o, const std::string& normalizer) {
+void resolve(smat::SimulationSetup& s, smat::StudentOptions& o, const std::string& normalizer, const std::string& optimizer,
+             const std::string& early_stopping) {
+  if (early_stopping != "loss" && early_stopping != "accuracy")
+    fail("--early-stopping: must be loss or accuracy, got '{}'", early_stopping);
+  o.select_by_accuracy = early_stopping == "accuracy";
   if (s.data_dir.empty()) s.data_dir = shared_data_dir();
   o.normalizer = smat::parse_normalizer(normalizer, "--normalizer");
+  o.optimizer = smat::parse_optimizer(optimizer, "--optimizer");
 }
 
 struct SplitArgs {
@@ -92,14 +102,14 @@ struct RunArgs {
   smat::SimulationSetup setup;
   smat::StudentOptions student;
   smat::StaticExplainerOptions statics;
-  std::string normalizer = "sparsemax", explainer = "smat", smat_file, out;
+  std::string normalizer = "sparsemax", optimizer = "sgd", early_stopping = "loss", explainer = "smat", smat_file, out;
   int64_t size = 500;
   uint64_t seed = 0;
 };
 
 // `smat train`: meta-trains the teacher's coefficients with a student of `size` examples in the loop.
 void run_train(RunArgs& a) {
-  resolve(a.setup, a.student, a.normalizer);
+  resolve(a.setup, a.student, a.normalizer, a.optimizer, a.early_stopping);
   if (a.size < 1) fail("--size: must be ≥ 1, got {}", a.size);
   if (a.out.empty()) fail("--out: an output file or directory is required");
   smat::SimulationData data = smat::load_simulation_data(a.setup, a.size);
@@ -127,7 +137,7 @@ void run_train(RunArgs& a) {
 
 // `smat evaluate`: one student trained with one teacher explainer; its simulability on the test split.
 void run_evaluate(RunArgs& a) {
-  resolve(a.setup, a.student, a.normalizer);
+  resolve(a.setup, a.student, a.normalizer, a.optimizer, a.early_stopping);
   if (a.size < 1) fail("--size: must be ≥ 1, got {}", a.size);
   const smat::TeacherExplainer kind = smat::parse_teacher_explainer(a.explainer, "--explainer");
   torch::Tensor coefficients;
@@ -145,11 +155,12 @@ void run_evaluate(RunArgs& a) {
   a.student.explainer = kind;
   a.student.seed = a.seed;
   std::vector<smat::SimulationExample> train(data.train.begin(), data.train.begin() + a.size);
-  train = smat::with_explanations(data.teacher, std::move(train), kind, a.statics);
+  train = smat::with_explanations(data.teacher, std::move(train), a.explainer, a.statics);
+  if (a.student.beta < 0) a.student.beta = smat::default_beta(a.explainer);
   smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.teacher.tokenizer.pad_id(),
                                            train, data.valid, data.test, a.student, coefficients);
   nlohmann::json j = {{"explainer", a.explainer}, {"size", a.size}, {"seed", a.seed},
-                      {"beta", a.student.beta < 0 ? smat::default_beta(kind) : a.student.beta}, {"data", data.describe()},
+                      {"beta", a.student.beta}, {"data", data.describe()},
                       {"run", run.to_json()}};
   Output out(a.out);
   out.line(j);
@@ -158,12 +169,12 @@ void run_evaluate(RunArgs& a) {
 
 struct StudyArgs {
   smat::StudyOptions o;
-  std::string normalizer = "sparsemax", sizes = "500,1000,2000", seeds = "0,9,11,30,69",
+  std::string normalizer = "sparsemax", optimizer = "sgd", early_stopping = "loss", sizes = "500,1000,2000", seeds = "0,9,11,30,69",
               explainers = "none,saliency,grad_x_input,ig,attention_all,attention_last,smat";
 };
 
 void run_study(StudyArgs& a) {
-  resolve(a.o.setup, a.o.student, a.normalizer);
+  resolve(a.o.setup, a.o.student, a.normalizer, a.optimizer, a.early_stopping);
   a.o.sizes = parse_int_list(a.sizes, "--sizes");
   a.o.seeds.clear();
   for (int64_t s : parse_int_list(a.seeds, "--seeds", 0)) a.o.seeds.push_back(static_cast<uint64_t>(s));
@@ -192,7 +203,7 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
   static RunArgs ta;
   auto* train = smat_cmd->add_subcommand("train", "meta-train SMaT's head coefficients for a teacher (writes smat_explainer.json)");
   add_setup_options(train, ta.setup);
-  add_student_options(train, ta.student, ta.normalizer);
+  add_student_options(train, ta.student, ta.normalizer, ta.optimizer, ta.early_stopping);
   train->add_option("--size", ta.size, "student training examples");
   train->add_option("--seed", ta.seed, "student initialisation, batch order and dropout");
   train->add_option("--out,-o,--output", ta.out, "smat_explainer.json to write, or a directory for it")->required();
@@ -201,10 +212,10 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
   static RunArgs ea;
   auto* evaluate = smat_cmd->add_subcommand("evaluate", "train one student with a teacher explainer; report its simulability");
   add_setup_options(evaluate, ea.setup);
-  add_student_options(evaluate, ea.student, ea.normalizer);
+  add_student_options(evaluate, ea.student, ea.normalizer, ea.optimizer, ea.early_stopping);
   add_static_options(evaluate, ea.statics);
   evaluate->add_option("--explainer", ea.explainer,
-                       "none, saliency, grad_x_input, ig, attention_all, attention_last or smat");
+                       "none, saliency, grad_x_input, ig, attention_all, attention_last, smat, or any registered method (salient explain --list)");
   evaluate->add_option("--smat", ea.smat_file, "with --explainer smat: the trained explainer (smat_explainer.json or its directory)");
   evaluate->add_option("--size", ea.size, "student training examples");
   evaluate->add_option("--seed", ea.seed, "student initialisation, batch order and dropout");
@@ -214,11 +225,12 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
   static StudyArgs st;
   auto* study = smat_cmd->add_subcommand("study", "every explainer × size × seed (resumable); report with median and IQR");
   add_setup_options(study, st.o.setup);
-  add_student_options(study, st.o.student, st.normalizer);
+  add_student_options(study, st.o.student, st.normalizer, st.optimizer, st.early_stopping);
   add_static_options(study, st.o.static_explainers);
   study->add_option("--sizes", st.sizes, "student sizes, comma-separated");
   study->add_option("--seeds", st.seeds, "seeds, comma-separated");
-  study->add_option("--explainers", st.explainers, "teacher explainers, comma-separated");
+  study->add_option("--explainers", st.explainers,
+                    "teacher explainers, comma-separated: the paper's seven or any registered method (salient explain --list)");
   study->add_option("--out,-o,--output", st.o.out_dir, "study directory (runs/, explainers/, report.md, summary.json)")->required();
   commands.push_back({study, [] { run_study(st); }});
 

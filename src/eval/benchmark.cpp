@@ -15,6 +15,7 @@
 
 #include "data/dataset.h"
 #include "eval/plausibility.h"
+#include "smat/study.h"
 #include "util/error.h"
 #include "util/io.h"
 #include "util/table.h"
@@ -67,6 +68,9 @@ const std::vector<MetricInfo>& metric_registry() {
       {"insertion_auc", "faithfulness", true, "area under F while keeping only the top tokens"},
       {"time_ms", "cost", false, "wall time of the explain call per example"},
       {"peak_mem_mb", "cost", false, "memory the explain call allocated at its peak (MiB)"},
+      {"simulability", "simulation", true,
+       "SMaT: agreement with the model of students trained with the method's explanations, against students without "
+       "(trains students: see --sim-* options)"},
   };
   return metrics;
 }
@@ -79,8 +83,48 @@ const MetricInfo& metric_info(const std::string& name) {
   fail("--metrics: unknown metric '{}' (valid: {})", name, fmt::join(valid, ", "));
 }
 
+namespace {
+
+// Students with and without each method's explanations (smat/study.h), every registry method
+// through the generic path ("registered:M"), so the paper's names get no special treatment here.
+std::string run_simulability(const BenchmarkOptions& a) {
+  if (!(a.simulability.temperature > 0) || !std::isfinite(a.simulability.temperature))
+    fail("--sim-temperature: must be > 0, got {}", a.simulability.temperature);
+  smat::StudyOptions so;
+  so.setup.teacher = a.model_dir;
+  so.setup.pool = a.data_spec;
+  so.setup.data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
+  so.setup.student_init = a.simulability.student_init;
+  so.setup.test_size = a.simulability.test_size;
+  so.setup.valid_size = a.simulability.valid_size;
+  so.setup.max_length = a.simulability.max_length;
+  so.out_dir = join_path(a.out_dir, "simulability");
+  so.sizes = a.simulability.sizes;
+  so.seeds = a.simulability.seeds;
+  so.student = a.simulability.student;
+  so.explainers = {"none"};
+  for (const auto& m : a.methods) so.explainers.push_back("registered:" + m);
+  so.static_explainers.internal_batch = a.internal_batch;
+  so.static_explainers.registered_temperature = a.simulability.temperature;
+  so.static_explainers.registered = a.method_options;
+  smat::run_study(so);
+  return "Simulability (" + so.out_dir + "):\n\n" + read_file(join_path(so.out_dir, "report.md"));
+}
+
+}  // namespace
+
 std::string run_benchmark(const BenchmarkOptions& a) {
   if (a.out_dir.empty()) fail("--out: required");
+  // Simulability trains students rather than scoring examples: its own run, after the others.
+  auto sim = std::find(a.metrics.begin(), a.metrics.end(), "simulability");
+  if (sim != a.metrics.end()) {
+    if (a.methods.empty()) fail("--methods: give at least one method");
+    for (const auto& m : a.methods) explainer_info(m);
+    BenchmarkOptions rest = a;
+    rest.metrics.erase(rest.metrics.begin() + (sim - a.metrics.begin()));
+    std::string md = rest.metrics.empty() ? "" : run_benchmark(rest) + "\n";
+    return md + run_simulability(a);
+  }
   if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.bootstrap < 0) fail("--bootstrap: must be >= 0 (got {})", a.bootstrap);

@@ -11,6 +11,7 @@
 
 #include "eval/faithfulness.h"
 #include "explain/explainer.h"
+#include "smat/simulation.h"
 
 namespace salient {
 
@@ -23,6 +24,19 @@ struct MetricInfo {
 const std::vector<MetricInfo>& metric_registry();
 const MetricInfo& metric_info(const std::string& name);  // one-line error listing the metrics
 
+// The `simulability` metric (SMaT, Fernandes et al. 2022): per method, students of the model's
+// architecture learn the model's labels on `sizes` texts of the data guided by the method's
+// explanations, against students without; the data is split into test / valid / train pools
+// (smat/study.h). Results: OUT/simulability/ (a resumable study) and its report.
+struct SimulabilityOptions {
+  std::vector<int64_t> sizes = {500};
+  std::vector<uint64_t> seeds = {0, 9, 11, 30, 69};
+  int64_t test_size = 2000, valid_size = 500, max_length = 64;
+  std::string student_init;         // encoder the students start from; empty: from scratch
+  smat::StudentOptions student;     // optimiser, β (default per family), early stopping
+  double temperature = 0.1;         // softmax over score / max|score| (smat::StaticExplainerOptions)
+};
+
 struct BenchmarkOptions {
   std::string model_dir, data_spec, data_dir, out_dir;  // data_dir "": shared_data_dir()
   std::vector<std::string> methods, metrics;
@@ -31,7 +45,8 @@ struct BenchmarkOptions {
   ModelOutput metric_output = ModelOutput::Probability;  // what faithfulness measures
   int64_t internal_batch = 64;                           // rows per forward pass of the metrics
   uint64_t seed = 0;                                     // bootstrap
-  int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
+  int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;  // per-example metrics only
+  SimulabilityOptions simulability;
 };
 
 // Runs (or resumes) the benchmark and writes its files; returns the markdown summary table.

@@ -29,23 +29,27 @@ torch::Tensor student_loss(const Student& s, const SimulationBatch& train, const
   return loss_with(s.model, s.coefficient_logits, s.layers, train, teacher_coefficient_logits, normalizer, beta);
 }
 
-torch::Tensor meta_loss(const Student& s, const SimulationBatch& train, const SimulationBatch& valid,
-                        const torch::Tensor& teacher_coefficient_logits, Normalizer normalizer, double beta, double lr) {
-  std::vector<std::string> names;
+std::vector<torch::Tensor> student_parameters(const Student& s) {
   std::vector<torch::Tensor> params;
-  for (const auto& [name, t] : s.model.weights()) {
-    names.push_back(name);
-    params.push_back(t);
-  }
+  for (const auto& kv : s.model.weights()) params.push_back(kv.second);
   params.push_back(s.coefficient_logits);
+  return params;
+}
+
+torch::Tensor meta_loss(const Student& s, const SimulationBatch& train, const SimulationBatch& valid,
+                        const torch::Tensor& teacher_coefficient_logits, Normalizer normalizer, double beta,
+                        const StudentOptimizer& optimizer) {
+  std::vector<std::string> names;
+  for (const auto& kv : s.model.weights()) names.push_back(kv.first);
+  const std::vector<torch::Tensor> params = student_parameters(s);
   torch::Tensor loss = student_loss(s, train, teacher_coefficient_logits, normalizer, beta);
   // create_graph: the pilot step stays a function of λ; allow_unused: weights the loss never reads
   // (e.g. the head of a layer the explainer skips) have no gradient.
   std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params, {}, /*retain_graph=*/true,
                                                            /*create_graph=*/true, /*allow_unused=*/true);
+  const std::vector<torch::Tensor> next = optimizer.updated(params, grads);
   std::map<std::string, torch::Tensor> stepped;
-  for (size_t i = 0; i < names.size(); ++i)
-    stepped[names[i]] = grads[i].defined() ? params[i] - lr * grads[i] : params[i];
+  for (size_t i = 0; i < names.size(); ++i) stepped[names[i]] = next[i];
   Transformer pilot = s.model.clone();
   pilot.set_weights(std::move(stepped));
   pilot.eval();  // the validation loss without dropout, as the authors' code

@@ -1,13 +1,14 @@
 #pragma once
 // SMaT's simulation objective and meta-gradient (Fernandes et al., NeurIPS 2022, §3):
 //   student loss  L(θ, λ) = CE(student(x), teacher label) + β · KL(teacher expl_λ ‖ student expl)
-//   pilot step    θ' = θ − η ∇θ L(θ, λ)               (differentiable in λ)
+//   pilot step    θ' = update(θ, ∇θ L(θ, λ))          (the student's optimiser rule; differentiable in λ)
 //   meta loss     CE(student_θ'(x_valid), teacher label on x_valid)   (no explanations)
 // ∂(meta loss)/∂λ goes back through the pilot step (second order), which LibTorch's autograd gives.
 #include <torch/torch.h>
 
 #include "smat/head_explainer.h"
 #include "smat/normalizers.h"
+#include "smat/optimizer.h"
 
 namespace salient::smat {
 
@@ -30,9 +31,14 @@ struct Student {
 // simulation only.
 torch::Tensor student_loss(const Student& student, const SimulationBatch& train, const torch::Tensor& teacher_coefficient_logits,
                            Normalizer normalizer, double beta);
-// The meta loss after one differentiable SGD pilot step of the student (weights and coefficients)
-// with learning rate `lr` on `train`, evaluated on `valid` without explanations.
+// The meta loss after one differentiable pilot step of the student (weights and coefficients, in
+// that order for `optimizer`) by the optimiser's rule and state on `train`, evaluated on `valid`
+// without explanations.
 torch::Tensor meta_loss(const Student& student, const SimulationBatch& train, const SimulationBatch& valid,
-                        const torch::Tensor& teacher_coefficient_logits, Normalizer normalizer, double beta, double lr);
+                        const torch::Tensor& teacher_coefficient_logits, Normalizer normalizer, double beta,
+                        const StudentOptimizer& optimizer);
+// The student's trainable tensors in the order its optimiser keeps them: weights by name, then the
+// explainer's coefficient logits.
+std::vector<torch::Tensor> student_parameters(const Student& student);
 
 }  // namespace salient::smat

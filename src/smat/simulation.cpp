@@ -48,16 +48,26 @@ std::vector<int64_t> student_layers(const Transformer& student, TeacherExplainer
 
 }  // namespace
 
+std::string registered_method(const std::string& name) {
+  const std::string prefix = "registered:";
+  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
+}
+
 TeacherExplainer parse_teacher_explainer(const std::string& name, const std::string& where) {
   for (const auto& [e, n] : explainer_table())
     if (n == name) return e;
-  fail("{}: unknown explainer '{}' (valid: {})", where, name, fmt::join(teacher_explainer_names(), ", "));
+  if (name == "registered:") fail("{}: 'registered:' needs a method name", where);
+  const std::vector<std::string> registered = explainer_names();
+  if (std::find(registered.begin(), registered.end(), registered_method(name)) != registered.end())
+    return TeacherExplainer::Registered;
+  fail("{}: unknown explainer '{}' (valid: {}, or a registered method: {})", where, name,
+       fmt::join(teacher_explainer_names(), ", "), fmt::join(registered, ", "));
 }
 
 std::string teacher_explainer_name(TeacherExplainer e) {
   for (const auto& [x, n] : explainer_table())
     if (x == e) return n;
-  return "?";
+  return "registered";
 }
 
 std::vector<std::string> teacher_explainer_names() {
@@ -73,6 +83,12 @@ bool is_attention_explainer(TeacherExplainer e) {
 double default_beta(TeacherExplainer e) {
   if (e == TeacherExplainer::None) return 0;
   return is_attention_explainer(e) ? 5.0 : 0.2;
+}
+
+double default_beta(const std::string& name) {
+  const TeacherExplainer e = parse_teacher_explainer(name, "explainer");
+  if (e != TeacherExplainer::Registered) return default_beta(e);
+  return explainer_info(registered_method(name)).family == "attention" ? 5.0 : 0.2;
 }
 
 std::vector<SimulationExample> annotate(const Classifier& teacher, const std::vector<Encoding>& encodings,
@@ -101,6 +117,7 @@ std::vector<SimulationExample> annotate(const Classifier& teacher, const std::ve
 
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> out,
                                                  TeacherExplainer explainer, const StaticExplainerOptions& o) {
+  if (explainer == TeacherExplainer::Registered) fail("smat: a registered explainer is chosen by its name");
   for (auto& ex : out) ex.explanation = torch::Tensor();
   if (explainer == TeacherExplainer::AttentionAll || explainer == TeacherExplainer::AttentionLast) {
     for (auto& ex : out)
@@ -126,6 +143,33 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
     }
     const std::vector<Explanation> expl = make_explainer(method)->explain(teacher, ptrs, targets, eo);
     for (size_t i = 0; i < out.size(); ++i) out[i].explanation = token_distribution(expl[i].scores, temperature);
+  }
+  return out;
+}
+
+std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> out,
+                                                 const std::string& name, const StaticExplainerOptions& o) {
+  const TeacherExplainer kind = parse_teacher_explainer(name, "explainer");
+  if (kind != TeacherExplainer::Registered) return with_explanations(teacher, std::move(out), kind, o);
+  if (!(o.registered_temperature > 0))
+    fail("smat: the registered explainers' temperature must be > 0, got {}", o.registered_temperature);
+  const std::string method = registered_method(name);
+  auto it = o.registered.find(method);
+  ExplainOptions eo = it == o.registered.end() ? ExplainOptions{} : it->second;
+  eo.internal_batch = o.internal_batch;
+  std::vector<const Encoding*> ptrs;
+  std::vector<int64_t> targets;
+  for (const auto& ex : out) {
+    ptrs.push_back(&ex.encoding);
+    targets.push_back(ex.teacher_label);
+  }
+  const std::vector<Explanation> expl = make_explainer(method)->explain(teacher, ptrs, targets, eo);
+  for (size_t i = 0; i < out.size(); ++i) {
+    double largest = 0;
+    for (double v : expl[i].scores) largest = std::max(largest, std::abs(v));
+    std::vector<double> scaled = expl[i].scores;
+    for (double& v : scaled) v = largest > 0 ? v / largest : 0.0;  // all zero: uniform
+    out[i].explanation = token_distribution(scaled, o.registered_temperature);
   }
   return out;
 }
@@ -161,7 +205,7 @@ SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& exam
 }
 
 void StudentOptions::validate() const {
-  if (!(lr > 0)) fail("--lr: must be > 0, got {}", lr);
+  if (!(lr > 0) || !std::isfinite(lr)) fail("--lr: must be > 0, got {}", lr);
   if (!(meta_lr > 0)) fail("--meta-lr: must be > 0, got {}", meta_lr);
   if (clip_norm < 0) fail("--clip: must be ≥ 0, got {}", clip_norm);
   if (weight_decay < 0) fail("--weight-decay: must be ≥ 0, got {}", weight_decay);
@@ -179,6 +223,7 @@ nlohmann::json StudentRun::to_json() const {
   };
   return {{"simulability", simulability},
           {"valid_loss", valid_loss},
+          {"valid_simulability", valid_simulability},
           {"best_epoch", best_epoch},
           {"epochs", epochs},
           {"steps", steps},
@@ -236,10 +281,8 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
   const int64_t student_heads = s.layers.empty() ? s.model.num_layers() * s.model.num_heads() : s.model.num_heads();
   s.model.set_requires_grad(true);
   s.coefficient_logits = uniform_coefficient_logits(student_heads).to(s.model.device()).requires_grad_(true);
-  std::vector<torch::Tensor> params = s.model.parameters();
-  params.push_back(s.coefficient_logits);
-  // SGD with L2 weight decay: for plain SGD the same update as decoupled decay (lr · wd · θ).
-  torch::optim::SGD sgd(params, torch::optim::SGDOptions(o.lr).weight_decay(o.weight_decay));
+  const std::vector<torch::Tensor> params = student_parameters(s);
+  StudentOptimizer optimizer({o.optimizer, o.lr, o.weight_decay, o.clip_norm}, params);
 
   torch::Tensor teacher_coefficients;
   std::unique_ptr<torch::optim::AdamW> meta_optimizer;
@@ -278,12 +321,9 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
       std::vector<size_t> idx(order.begin() + b, order.begin() + std::min(order.size(), b + static_cast<size_t>(o.batch_size)));
       SimulationBatch sb = make_simulation_batch(train, idx, pad_id, s.model.device());
       auto t0 = std::chrono::steady_clock::now();
-      sgd.zero_grad();
       torch::Tensor loss = student_loss(s, sb, teacher_for_loss.defined() ? teacher_for_loss.detach() : teacher_for_loss,
                                         o.normalizer, beta);
-      loss.backward();
-      if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(params, o.clip_norm);
-      sgd.step();
+      optimizer.step(params, torch::autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true));
       student_seconds += seconds_since(t0);
       train_loss += loss.item<double>() * static_cast<double>(idx.size());
       ++run.steps;
@@ -301,7 +341,7 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
         }
         SimulationBatch vb = make_simulation_batch(valid, vidx, pad_id, s.model.device());
         meta_optimizer->zero_grad();
-        torch::Tensor m = meta_loss(s, sb, vb, teacher_coefficients, o.normalizer, beta, o.lr);
+        torch::Tensor m = meta_loss(s, sb, vb, teacher_coefficients, o.normalizer, beta, optimizer);
         torch::Tensor g = torch::autograd::grad({m}, {teacher_coefficients}, {}, false, false, true)[0];
         if (g.defined()) teacher_coefficients.mutable_grad() = g.detach();
         meta_optimizer->step();
@@ -317,8 +357,12 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
                            {"valid_loss", valid_loss},
                            {"valid_simulability", valid_accuracy}});
     run.epochs = epoch;
-    if (valid_loss < best) {
-      best = valid_loss;
+    // Lower is better: the loss, or minus the accuracy (the authors' code selects by accuracy).
+    const double criterion = o.select_by_accuracy ? -valid_accuracy : valid_loss;
+    if (criterion < best) {
+      best = criterion;
+      run.valid_loss = valid_loss;
+      run.valid_simulability = valid_accuracy;
       run.best_epoch = epoch;
       since_best = 0;
       best_weights.clear();
@@ -334,7 +378,6 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
   best_model.set_weights(std::move(best_weights));
   best_model.set_requires_grad(false);
   best_model.eval();
-  run.valid_loss = best;
   run.simulability = simulation_loss_and_accuracy(best_model, pad_id, test).second;
   run.student_coefficient_logits = best_student.cpu();
   if (smat) run.teacher_coefficient_logits = best_teacher.cpu();

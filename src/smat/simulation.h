@@ -8,11 +8,13 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "explain/explainer.h"
 #include "model/classifier.h"
 #include "smat/meta.h"
 
@@ -20,13 +22,20 @@ namespace salient::smat {
 
 // The teacher explainers of the study. Gradient ones come from the explainer registry (gradient of
 // the predicted class's logit, as the authors' code), attention ones from head_explainer.h.
-enum class TeacherExplainer { None, Saliency, GradXInput, IntegratedGradients, AttentionAll, AttentionLast, Smat };
+// Registered: any other method of the explainer registry (salient explain --list), scored by the
+// simulability it buys like the paper's own (its scores made a distribution, see below). A name
+// "registered:M" takes method M through that path even where M is also one of the paper's names
+// (saliency, grad_x_input, ig, smat): what `salient benchmark --metrics simulability` runs.
+enum class TeacherExplainer { None, Saliency, GradXInput, IntegratedGradients, AttentionAll, AttentionLast, Smat, Registered };
 TeacherExplainer parse_teacher_explainer(const std::string& name, const std::string& where);
 std::string teacher_explainer_name(TeacherExplainer e);  // none|saliency|grad_x_input|ig|attention_all|attention_last|smat
-std::vector<std::string> teacher_explainer_names();
+std::vector<std::string> teacher_explainer_names();      // the paper's seven
+std::string registered_method(const std::string& name);  // the method of "registered:M" (else name)
 bool is_attention_explainer(TeacherExplainer e);  // attention_all, attention_last, smat
 // The paper's β: 5 for attention explainers, 0.2 for gradient explainers, 0 without one.
 double default_beta(TeacherExplainer e);
+// The same by name: a registered method of the attention family gets 5, any other 0.2.
+double default_beta(const std::string& name);
 
 struct StaticExplainerOptions {
   // Softmax temperatures of the gradient explainers' scores: the authors' code divides
@@ -34,6 +43,10 @@ struct StaticExplainerOptions {
   double saliency_temperature = 1.0, grad_x_input_temperature = 0.1, ig_temperature = 0.5;
   int64_t ig_steps = 10;  // the authors' n_steps; zero-embedding baseline like theirs
   int64_t internal_batch = 64;
+  // Registered methods: scores divided by their largest magnitude in the example, then softmax over
+  // the tokens at this temperature (their scales differ by orders of magnitude across methods).
+  double registered_temperature = 0.1;
+  std::map<std::string, ExplainOptions> registered;  // per method (parameters, output); absent: its defaults
 };
 
 struct SimulationExample {
@@ -51,6 +64,10 @@ std::vector<SimulationExample> annotate(const Classifier& teacher, const std::ve
 // explainers: softmax over the tokens of score / temperature); none and smat: no static one.
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> examples,
                                                  TeacherExplainer explainer, const StaticExplainerOptions& options = {});
+// By name: the paper's explainers as above, any other registered method through its registry entry
+// (target: the teacher's label; softmax over the tokens of score / max|score| / registered_temperature).
+std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> examples,
+                                                 const std::string& explainer, const StaticExplainerOptions& options = {});
 
 // Padded batch of examples[indices] on `device` (teacher explanations padded with zeros).
 SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& examples, const std::vector<size_t>& indices,
@@ -61,9 +78,14 @@ struct StudentOptions {
   Normalizer normalizer = Normalizer::Sparsemax;
   double beta = -1;  // < 0: default_beta(explainer)
   // Student optimisation (the and the paper's settings): SGD, gradient clipping, decay.
+  // AdamW is salient's option for students from scratch (smat/optimizer.h).
+  OptimizerKind optimizer = OptimizerKind::Sgd;
   double lr = 5e-3, clip_norm = 5.0, weight_decay = 0.01;
   int64_t batch_size = 32;
-  int patience = 10;     // epochs without a lower validation simulation loss before stopping
+  int patience = 10;     // epochs without a better validation score before stopping
+  // The validation score that keeps an epoch and stops training: the simulation loss (the issue's
+  // choice, default) or the simulation accuracy (the authors' code).
+  bool select_by_accuracy = false;
   int max_epochs = 100;  // hard cap
   double meta_lr = 5e-4; // AdamW on the teacher's coefficients (meta-training only)
   uint64_t seed = 0;     // batch order and dropout
@@ -72,7 +94,7 @@ struct StudentOptions {
 
 struct StudentRun {
   double simulability = 0;  // accuracy of the student against the teacher on the test set
-  double valid_loss = 0;    // best validation simulation loss
+  double valid_loss = 0, valid_simulability = 0;  // on valid, at the kept epoch
   int best_epoch = 0, epochs = 0;
   int64_t steps = 0, meta_steps = 0;
   double seconds = 0, student_step_seconds = 0, meta_step_seconds = 0;  // means per step
@@ -87,7 +109,8 @@ struct StudentRun {
 // reads every layer's heads (only the last layer's when the teacher's is attention_last).
 // Explainer Smat: `teacher_coefficient_logits` [teacher heads] are the teacher's (fixed unless
 // `meta_train`, which updates them each step through the pilot step on a cycled `valid` batch).
-// Keeps the epoch with the lowest validation simulation loss; simulability is measured on `test`.
+// Keeps the epoch with the best validation score (options.select_by_accuracy); simulability is
+// measured on `test`.
 StudentRun run_student(const Transformer& student, int64_t pad_id, const std::vector<SimulationExample>& train,
                        const std::vector<SimulationExample>& valid, const std::vector<SimulationExample>& test,
                        const StudentOptions& options, const torch::Tensor& teacher_coefficient_logits = {},

@@ -30,14 +30,26 @@ nlohmann::json setup_json(const SimulationSetup& s) {
 
 nlohmann::json student_json(const StudentOptions& o) {
   return {{"normalizer", normalizer_name(o.normalizer)},
+          {"optimizer", optimizer_name(o.optimizer)},
           {"beta", o.beta < 0 ? nlohmann::json("paper default (5 attention, 0.2 gradient)") : nlohmann::json(o.beta)},
           {"lr", o.lr},
           {"clip_norm", o.clip_norm},
           {"weight_decay", o.weight_decay},
           {"batch_size", o.batch_size},
           {"patience", o.patience},
+          {"early_stopping", o.select_by_accuracy ? "accuracy" : "loss"},
           {"max_epochs", o.max_epochs},
           {"meta_lr", o.meta_lr}};
+}
+
+// What turns explanations into the students' targets: a study resumed with other values would mix runs.
+nlohmann::json static_json(const StaticExplainerOptions& o) {
+  nlohmann::json registered = nlohmann::json::object();
+  for (const auto& [method, eo] : o.registered)
+    registered[method] = {{"params", eo.params}, {"output", eo.output ? model_output_name(*eo.output) : "default"}};
+  return {{"saliency_temperature", o.saliency_temperature}, {"grad_x_input_temperature", o.grad_x_input_temperature},
+          {"ig_temperature", o.ig_temperature},             {"ig_steps", o.ig_steps},
+          {"registered_temperature", o.registered_temperature}, {"registered", registered}};
 }
 
 std::vector<SimulationExample> take(const std::vector<SimulationExample>& v, int64_t n) {
@@ -128,7 +140,9 @@ nlohmann::json run_study(const StudyOptions& o) {
   make_dirs(join_path(o.out_dir, "runs"));
   make_dirs(join_path(o.out_dir, "explainers"));
   // A study directory holds one configuration: resuming with other settings would mix results.
-  const nlohmann::json settings = {{"setup", setup_json(o.setup)}, {"student", student_json(o.student)}};
+  const nlohmann::json settings = {{"setup", setup_json(o.setup)},
+                                   {"student", student_json(o.student)},
+                                   {"static_explainers", static_json(o.static_explainers)}};
   const std::string settings_path = join_path(o.out_dir, "study.json");
   if (file_exists(settings_path)) {
     if (parse_json_file(settings_path) != settings)
@@ -159,16 +173,17 @@ nlohmann::json run_study(const StudyOptions& o) {
     for (const Pending& p : pending) {
       const TeacherExplainer kind = parse_teacher_explainer(p.explainer, "--explainers");
       if (explained_for != p.explainer) {
-        train = with_explanations(data.teacher, data.train, kind, o.static_explainers);
+        train = with_explanations(data.teacher, data.train, p.explainer, o.static_explainers);
         explained_for = p.explainer;
       }
       StudentOptions so = o.student;
       so.explainer = kind;
       so.seed = p.seed;
+      if (so.beta < 0) so.beta = default_beta(p.explainer);
       const std::vector<SimulationExample> subset = take(train, p.size);
       const Transformer student = make_student(o.setup, data.teacher, p.seed);
       nlohmann::json record = {{"explainer", p.explainer}, {"size", p.size}, {"seed", p.seed},
-                               {"beta", so.beta < 0 ? default_beta(kind) : so.beta}};
+                               {"beta", so.beta}};
       torch::Tensor coefficients;
       if (kind == TeacherExplainer::Smat) {
         const std::string path = join_path(o.out_dir, "explainers/" + run_name("smat", p.size, p.seed) + ".json");
@@ -263,7 +278,7 @@ nlohmann::json report_study(const std::string& out_dir) {
   if (sims.empty()) fail("--study: '{}' has no finished runs", out_dir);
   // Explainers in the study's order (none first), not the directory's.
   const std::vector<std::string> canonical = teacher_explainer_names();
-  std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
     return std::find(canonical.begin(), canonical.end(), a) < std::find(canonical.begin(), canonical.end(), b);
   });
   std::set<int64_t> sizes;

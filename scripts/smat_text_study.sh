@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SMaT's text study behind docs/smat.md (Fernandes et al. 2022, Table 1, on SST-2 here): the
+# teacher/pool split of SST-2 train, a teacher trained from scratch on its part, then every
+# explainer × size × seed with students from scratch (or from $STUDENT_INIT), and the report.
+# Resumable: the teacher and every finished student run are kept and skipped on a rerun.
+# Usage: scripts/smat_text_study.sh            (env: SIZES, SEEDS, EXPLAINERS, THREADS, OUT, TEACHER_MINUTES)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/salient}
+SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
+export SALIENT_SHARED=$SHARED
+THREADS=${THREADS:-1}
+OUT=${OUT:-runs/smat}
+SIZES=${SIZES:-500}
+SEEDS=${SEEDS:-0,9,11,30,69}
+EXPLAINERS=${EXPLAINERS:-none,saliency,grad_x_input,ig,attention_all,attention_last,smat}
+TEACHER=${TEACHER:-models/sst2-teacher}
+mkdir -p "$OUT"
+# 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
+[ -f "$OUT/split/pool.jsonl" ] ||
+  "$BIN" --quiet smat split --data sst2:train --pool-size 4500 --min-words 6 -o "$OUT/split" > /dev/null
+# 2. The teacher: the quickstart's shape, trained on the teacher part only.
+if [ ! -f "$TEACHER/model.safetensors" ]; then
+  "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
+    --dev sst2:dev --out "$TEACHER" --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
+    --hidden 128 --layers 2 --heads 4 --intermediate 512 --max-length 64 --epochs 3 \
+    --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 --resume > "$OUT/teacher_train.json"
+  "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json"
+fi
+# 3. The study (the paper's student settings are salient's defaults).
+INIT=()
+[ -n "${STUDENT_INIT:-}" ] && INIT=(--student-init "$STUDENT_INIT")
+"$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
+  --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "$OUT/study" "$@"
