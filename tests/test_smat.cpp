@@ -10,13 +10,16 @@
 #include <map>
 #include <random>
 
+#include "data/dataset.h"
 #include "eval/benchmark.h"
+#include "eval/plausibility.h"
 #include "explain/explainer.h"
 #include "model/checkpoint.h"
 #include "smat/head_explainer.h"
 #include "smat/meta.h"
 #include "smat/normalizers.h"
 #include "smat/optimizer.h"
+#include "smat/plausibility.h"
 #include "smat/simulation.h"
 #include "smat/study.h"
 #include "test_util.h"
@@ -668,5 +671,82 @@ TEST(Benchmark, SimulabilityMetricRunsTheStudyForRegisteredMethods) {
   EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("other settings"), std::string::npos);
   EXPECT_NE(test::error_of([] { parse_teacher_explainer("registered:nope", "--explainers"); }).find("unknown explainer"),
             std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// The plausibility table: attention_all is the AUROC of the all-heads mean of the logits against
+// the rationale, a learned explainer that keeps one head scores as that head, and the oracle rows
+// are the best of every layer and every head.
+TEST(Plausibility, RowsAreDirectAurocsAndOraclesAreTheBestLayerAndHead) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const std::string dir = (std::filesystem::temp_directory_path() / "salient_smat_plausibility").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string data = dir + "/data.jsonl";
+  std::ofstream(data) << "{\"text\": \"a charming and moving journey\", \"label\": 1, \"rationale\": [0, 1, 0, 1, 0]}\n"
+                      << "{\"text\": \"bleak and dull\", \"label\": 0, \"rationale\": [1, 0, 1]}\n"
+                      << "{\"text\": \"the plot is nothing but cliches\", \"label\": 0, \"rationale\": [0, 1, 0, 0, 0, 1]}\n"
+                      << "{\"text\": \"no rationale here\", \"label\": 0}\n";
+  // A learned explainer that reads head 1.2 only (normalizer none: the coefficients are the logits).
+  Classifier clf = load_classifier(fixture_model());
+  const int64_t L = clf.model.num_layers(), H = clf.model.num_heads();
+  torch::Tensor one = torch::zeros({L * H});
+  one[1 * H + 2] = 1.0;
+  save_head_explainer(all_heads_explainer(clf.model, Normalizer::None, one), dir + "/head12.json");
+  PlausibilityOptions o;
+  o.teacher = fixture_model();
+  o.data = data;
+  o.out_dir = dir + "/out";
+  o.smat_files = {dir + "/head12.json"};
+  const nlohmann::json out = run_plausibility(o);
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& r : out.at("rows")) rows[r.at("explainer").get<std::string>()] = r;
+  // attention_all by hand: mean over heads of the mean real-row attention logits, AUROC per example.
+  double expected = 0;
+  const Dataset d = load_dataset(data, "");
+  for (size_t i = 0; i < 3; ++i) {
+    const Encoding e = clf.encode(d.records[i].text);
+    const std::vector<int> g = project_rationale(d.records[i].text, e, d.records[i].rationale, "test");
+    HeadScores hs = head_scores(clf.model, make_batch(std::vector<Encoding>{e}, clf.tokenizer.pad_id()));
+    torch::Tensor mean = hs.scores[0].to(torch::kFloat64).mean(0);
+    std::vector<double> s;
+    std::vector<int> gg;
+    for (size_t t = 0; t < g.size(); ++t)
+      if (g[t] >= 0) {
+        s.push_back(mean[static_cast<int64_t>(t)].item<double>());
+        gg.push_back(g[t]);
+      }
+    expected += auroc(s, gg) / 3;
+  }
+  EXPECT_NEAR(rows.at("attention_all").at("auroc").get<double>(), expected, 1e-9);
+  EXPECT_EQ(rows.at("attention_all").at("examples").get<int64_t>(), 3);  // the record without a rationale is left out
+  // The one-head explainer is head 1.2; the oracles are the maxima over layers and heads.
+  double best_head = -1, best_layer = -1, head12 = -1;
+  for (const auto& h : out.at("heads")) {
+    best_head = std::max(best_head, h.at("auroc").get<double>());
+    if (h.at("layer") == 1 && h.at("head") == 2) head12 = h.at("auroc").get<double>();
+  }
+  for (const auto& l : out.at("layers")) best_layer = std::max(best_layer, l.at("auroc").get<double>());
+  EXPECT_EQ(out.at("heads").size(), static_cast<size_t>(L * H));
+  EXPECT_NEAR(rows.at("smat (" + dir + "/head12.json)").at("auroc").get<double>(), head12, 1e-12);
+  double oracle_head = -2, oracle_layer = -2;
+  for (const auto& [name, r] : rows) {
+    if (name.rfind("oracle: best head", 0) == 0) oracle_head = r.at("auroc").get<double>();
+    if (name.rfind("oracle: best layer", 0) == 0) oracle_layer = r.at("auroc").get<double>();
+  }
+  EXPECT_EQ(oracle_head, best_head);
+  EXPECT_EQ(oracle_layer, best_layer);
+  for (const char* f : {"plausibility.md", "plausibility.csv", "plausibility.json"})
+    EXPECT_TRUE(std::filesystem::exists(o.out_dir + "/" + f)) << f;
+  // Errors: data without rationales; an explainer of another shape.
+  const std::string plain = dir + "/plain.jsonl";
+  std::ofstream(plain) << "{\"text\": \"bleak\", \"label\": 0}\n";
+  PlausibilityOptions bad = o;
+  bad.data = plain;
+  EXPECT_NE(test::error_of([&] { run_plausibility(bad); }).find("has no human rationales"), std::string::npos);
+  save_head_explainer(all_heads_explainer(tiny_bert(1), Normalizer::None, torch::zeros({6})), dir + "/other.json");
+  bad = o;
+  bad.smat_files = {dir + "/other.json"};
+  EXPECT_NE(test::error_of([&] { run_plausibility(bad); }).find("--smat"), std::string::npos);
   std::filesystem::remove_all(dir);
 }

@@ -1,4 +1,4 @@
-// Learning to Scaffold subcommands (docs/smat.md): smat split | train | evaluate | study | report.
+// Learning to Scaffold subcommands (docs/smat.md): smat split | train | evaluate | study | plausibility | report.
 #include <torch/torch.h>
 
 #include <random>
@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "data/dataset.h"
+#include "smat/plausibility.h"
 #include "smat/study.h"
 
 namespace salient::cli {
@@ -233,6 +234,22 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
                     "teacher explainers, comma-separated: the paper's seven or any registered method (salient explain --list)");
   study->add_option("--out,-o,--output", st.o.out_dir, "study directory (runs/, explainers/, report.md, summary.json)")->required();
   commands.push_back({study, [] { run_study(st); }});
+
+  static smat::PlausibilityOptions pl;
+  auto* plaus = smat_cmd->add_subcommand("plausibility",
+                                         "AUROC/AUPRC of each teacher explainer against human rationales, with the oracle rows (Table 2)");
+  plaus->add_option("--teacher", pl.teacher, "trained teacher classifier directory")->required();
+  plaus->add_option("--data", pl.data, "dataset with rationales: eraser:test, hatexplain:test, sst-trees:test or a file")->required();
+  plaus->add_option("--data-dir", pl.data_dir, "directory of the shared datasets");
+  plaus->add_option("--smat", pl.smat_files, "learned explainers (smat_explainer.json), each a row; repeatable");
+  plaus->add_option("--limit", pl.limit, "the first N records with a rationale (0: all)");
+  plaus->add_option("--max-length", pl.max_length, "tokens per text (0: the teacher's position table)");
+  add_static_options(plaus, pl.statics);
+  plaus->add_option("--out,-o,--output", pl.out_dir, "directory for plausibility.{md,csv,json}")->required();
+  commands.push_back({plaus, [] {
+                        smat::run_plausibility(pl);
+                        std::cout << read_file(join_path(pl.out_dir, "plausibility.md"));
+                      }});
 
   static std::string report_dir;
   auto* report = smat_cmd->add_subcommand("report", "rewrite a study's report (report.md, report.csv, summary.json, heatmaps)");
