@@ -583,6 +583,40 @@ TEST(Data, LoadDatasetDispatch) {
   EXPECT_ERROR(salient::load_dataset("sst2:dev", "/nonexistent"), "/nonexistent/sst2_glue/dev.tsv: cannot open");
 }
 
+// sst-trees-score: every sentence (neutral ones too) with its root label / 4; the binary view's
+// sentences and texts are among them; a file's "target" field is a number or an error.
+TEST(Data, SstScoresAndGenericTargets) {
+  const Dataset scores = salient::load_dataset("sst-trees-score:test", data_dir());
+  ASSERT_EQ(scores.records.size(), 2210u);  // every test tree (docs/datasets.md)
+  EXPECT_TRUE(scores.has_targets());
+  EXPECT_FALSE(scores.has_rationales());
+  std::map<double, int> counts;
+  for (const auto& r : scores.records) {
+    ASSERT_TRUE(r.target.has_value());
+    counts[*r.target]++;
+    EXPECT_EQ(r.label, -1);
+  }
+  EXPECT_EQ(counts.size(), 5u);
+  for (const auto& [v, n] : counts) EXPECT_TRUE(v == 0 || v == 0.25 || v == 0.5 || v == 0.75 || v == 1.0) << v;
+  // The binary view drops the neutral (0.5) sentences and keeps the others' polarity and text.
+  const Dataset binary = salient::load_dataset("sst-trees:test", data_dir());
+  EXPECT_EQ(binary.records.size(), 2210u - static_cast<size_t>(counts[0.5]));
+  size_t b = 0;
+  for (const auto& r : scores.records) {
+    if (*r.target == 0.5) continue;
+    ASSERT_LT(b, binary.records.size());
+    EXPECT_EQ(r.text, binary.records[b].text);
+    EXPECT_EQ(*r.target > 0.5 ? 1 : 0, binary.records[b].label);
+    ++b;
+  }
+  std::string p = write_temp("targets.jsonl", "{\"text\": \"a\", \"target\": 0.25}\n{\"text\": \"b\", \"target\": -3}\n");
+  const Dataset generic = salient::load_dataset(p, data_dir());
+  EXPECT_TRUE(generic.has_targets());
+  EXPECT_EQ(*generic.records[1].target, -3.0);
+  p = write_temp("bad_target.jsonl", "{\"text\": \"a\", \"target\": \"high\"}\n");
+  EXPECT_ERROR(salient::load_dataset(p, data_dir()), "field \"target\" must be a finite number");
+}
+
 // ---- IDX ----
 
 TEST(Idx, MnistT10k) {

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "data/dataset.h"
+#include "eval/classification.h"
 #include "eval/benchmark.h"
 #include "eval/plausibility.h"
 #include "explain/explainer.h"
@@ -275,6 +276,24 @@ TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
                          meta_loss(adam_student, train, valid, lm, Normalizer::Sparsemax, 5.0, adam))
                             .item<double>() / 2e-5;
       EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << "adamw coefficient " << i;
+    }
+  }
+  // A regression teacher: L_sim is the squared error to its outputs, through the pilot step too.
+  {
+    SimulationBatch rtrain = train, rvalid = valid;
+    rtrain.teacher_values = torch::linspace(-1, 1, 4, torch::kFloat64);
+    rvalid.teacher_values = torch::linspace(1, -0.5, 4, torch::kFloat64);
+    torch::Tensor lambda = lambda0.clone().requires_grad_(true);
+    torch::Tensor g =
+        torch::autograd::grad({meta_loss(student, rtrain, rvalid, lambda, Normalizer::Softmax, 5.0, sgd)}, {lambda})[0];
+    for (int64_t i = 0; i < 6; ++i) {
+      torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
+      lp[i] += 1e-5;
+      lm[i] -= 1e-5;
+      const double fd = (meta_loss(student, rtrain, rvalid, lp, Normalizer::Softmax, 5.0, sgd) -
+                         meta_loss(student, rtrain, rvalid, lm, Normalizer::Softmax, 5.0, sgd))
+                            .item<double>() / 2e-5;
+      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << "regression coefficient " << i;
     }
   }
   // Without explanations (β = 0) the teacher's coefficients cannot move the meta loss.
@@ -749,4 +768,60 @@ TEST(Plausibility, RowsAreDirectAurocsAndOraclesAreTheBestLayerAndHead) {
   bad.smat_files = {dir + "/other.json"};
   EXPECT_NE(test::error_of([&] { run_plausibility(bad); }).find("--smat"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// A regression teacher (one output): annotations carry its output, the simulation loss is the mean
+// squared error and simulability Pearson's r of the student's outputs against the teacher's.
+TEST(Simulation, RegressionTeachersAreSimulatedBySquaredErrorAndPearson) {
+  nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", 60}, {"hidden_size", 12}, {"num_hidden_layers", 2},
+                        {"num_attention_heads", 3}, {"intermediate_size", 20}, {"max_position_embeddings", 16},
+                        {"hidden_dropout_prob", 0.0}, {"attention_probs_dropout_prob", 0.0},
+                        {"id2label", {{"0", "score"}}}};
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  Classifier teacher;
+  teacher.tokenizer = load_classifier(fixture_model()).tokenizer;  // BERT's vocabulary: [PAD] is 0
+  teacher.model = Transformer(ModelConfig::from_json(cfg, "cfg"), 4);
+  EXPECT_EQ(teacher.model.config().problem_type, "regression");
+  std::vector<Encoding> encodings;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20; ++i) {
+    Encoding e;
+    e.ids.push_back(2);
+    for (int j = 0; j < 4 + i % 4; ++j) e.ids.push_back(5 + static_cast<int64_t>(rng() % 55));
+    e.type_ids.assign(e.ids.size(), 0);
+    encodings.push_back(e);
+  }
+  const auto examples = annotate(teacher, encodings, /*batch_size=*/6);
+  std::vector<double> values;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    Batch b = make_batch(std::vector<Encoding>{encodings[i]}, 0);
+    const double direct = teacher.model.logits(b.input_ids, b.token_type_ids, b.attention_mask)[0][0].item<double>();
+    ASSERT_TRUE(examples[i].teacher_value.has_value());
+    EXPECT_NEAR(*examples[i].teacher_value, direct, 1e-5);
+    EXPECT_EQ(examples[i].teacher_label, 0);
+    values.push_back(*examples[i].teacher_value);
+  }
+  // Any model scored against them: mean squared error and Pearson's r, by hand.
+  Transformer other(ModelConfig::from_json(cfg, "cfg"), 9);
+  std::vector<double> outputs;
+  double squared = 0;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    Batch b = make_batch(std::vector<Encoding>{encodings[i]}, 0);
+    outputs.push_back(other.logits(b.input_ids, b.token_type_ids, b.attention_mask)[0][0].item<double>());
+    squared += std::pow(outputs.back() - values[i], 2) / static_cast<double>(examples.size());
+  }
+  const auto [loss, r] = simulation_loss_and_accuracy(other, 0, examples, 7);
+  EXPECT_NEAR(loss, squared, 1e-6 * std::max(1.0, squared));
+  EXPECT_NEAR(r, pearson(values, outputs), 1e-6);
+  // A student run: deterministic, its simulability a correlation.
+  const std::vector<SimulationExample> train(examples.begin(), examples.begin() + 12), valid(examples.begin() + 12, examples.end());
+  StudentOptions o;
+  o.optimizer = OptimizerKind::AdamW;
+  o.lr = 1e-2;
+  o.batch_size = 4;
+  o.max_epochs = 3;
+  const StudentRun a = run_student(other, 0, train, valid, valid, o), b = run_student(other, 0, train, valid, valid, o);
+  EXPECT_EQ(a.simulability, b.simulability);
+  EXPECT_GE(a.simulability, -1.0);
+  EXPECT_LE(a.simulability, 1.0);
 }

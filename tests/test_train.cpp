@@ -144,3 +144,46 @@ TEST(Train, FineTunesACheckpointWithoutAHead) {
   EXPECT_EQ(tuned.tokenizer.vocab_size(), 30522u);
   std::system(("rm -rf " + base + " " + o.output_dir).c_str());
 }
+
+TEST(Metrics, PearsonAndMseByHand) {
+  // numpy: np.corrcoef([1, 2, 3, 4], [1, 3, 2, 5])[0, 1] = 0.8315218406202999
+  EXPECT_NEAR(pearson({1, 2, 3, 4}, {1, 3, 2, 5}), 0.8315218406202999, 1e-12);
+  EXPECT_EQ(pearson({1, 1, 1}, {1, 2, 3}), 0.0);  // a constant side
+  const RegressionMetrics m = regression_metrics({0, 1, 2}, {0.5, 1, 1});
+  EXPECT_NEAR(m.mse, (0.25 + 0 + 1) / 3, 1e-12);
+  EXPECT_EQ(m.count, 3);
+}
+
+// A regression model (HF's problem_type "regression": one output, MSE) on the SST sentences'
+// sentiment scores: it learns (dev Pearson above what its untrained start gives), is saved as a
+// one-output model, and resumes; classification-only options are refused.
+TEST(Train, RegressionOnSstScoresLearnsAndSavesOneOutput) {
+  const std::string dir = fresh_dir("regression");
+  TrainOptions o = tiny_options(dir);
+  o.train_data = "sst-trees-score:train";
+  o.dev_data = "sst-trees-score:dev";
+  o.regression = true;
+  o.max_train_examples = 3000;
+  o.epochs = 2;
+  TrainResult r = train_classifier(o);
+  ASSERT_EQ(r.history.size(), 2u);
+  EXPECT_GT(r.best_regression.pearson, 0.2);
+  EXPECT_EQ(r.best_regression.count, 1101);
+  Classifier clf = load_classifier(dir);
+  EXPECT_EQ(clf.model.config().num_labels, 1);
+  EXPECT_EQ(clf.model.config().problem_type, "regression");
+  // The saved model's dev Pearson is the best epoch's.
+  const RegressionMetrics dev = evaluate_regressor(clf, load_dataset("sst-trees-score:dev", o.data_dir), 32);
+  EXPECT_NEAR(dev.pearson, r.best_regression.pearson, 1e-4);
+  auto training = nlohmann::json::parse(read_file(dir + "/training.json"));
+  EXPECT_EQ(training.at("select_metric"), "pearson");
+  EXPECT_TRUE(training.at("best_dev").contains("mse"));
+  TrainOptions bad = o;
+  bad.train_data = "sst2:dev";  // no targets
+  bad.output_dir = fresh_dir("regression_bad");
+  EXPECT_NE(test::error_of([&] { train_classifier(bad); }).find("has no regression target"), std::string::npos);
+  bad = o;
+  bad.select_metric = "mcc";
+  EXPECT_NE(test::error_of([&] { train_classifier(bad); }).find("--select-metric"), std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}

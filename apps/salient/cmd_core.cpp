@@ -76,6 +76,14 @@ void run_predict(const PredictArgs& a) {
       nlohmann::json j;
       const auto& fields = items[s + i].fields;
       if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
+      if (clf.model.config().num_labels == 1) {  // a regression model: its one output
+        j["value"] = l[0].item<double>();
+        if (chunk[i]->truncated) j["truncated"] = true;
+        const InputItem& item = items[s + i];
+        if (text) out.text(fmt::format("{:.4f}\t{}\n", l[0].item<double>(), item.text ? *item.text : "(ids)"));
+        else out.line(j);
+        continue;
+      }
       j["label"] = clf.label_name(id);
       j["label_id"] = id;
       j["logits"] = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
@@ -104,10 +112,18 @@ void run_evaluate(const EvaluateArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
   Dataset data = load_dataset(a.data, a.data_dir.empty() ? shared_data_dir() : a.data_dir);
-  for (size_t i = 0; i < data.records.size(); ++i)
-    if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", a.data, i + 1);
   Classifier clf = load_classifier(a.model);
   const int64_t max_length = a.max_length > 0 ? a.max_length : clf.model.config().max_tokens();
+  if (clf.model.config().num_labels == 1) {  // a regression model: Pearson and MSE on the targets
+    RegressionMetrics m = evaluate_regressor(clf, data, max_length, a.batch_size);
+    std::cout << nlohmann::json({{"model", a.model}, {"data", a.data}, {"examples", m.count}, {"pearson", m.pearson},
+                                 {"mse", m.mse}, {"max_length", max_length}})
+                     .dump()
+              << "\n";
+    return;
+  }
+  for (size_t i = 0; i < data.records.size(); ++i)
+    if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", a.data, i + 1);
   ClassificationMetrics m = evaluate_classifier(clf, data, max_length, a.batch_size);
   std::cout << nlohmann::json({{"model", a.model}, {"data", a.data}, {"examples", m.count}, {"accuracy", m.accuracy},
                                {"macro_f1", m.macro_f1}, {"mcc", m.mcc}, {"max_length", max_length}})
@@ -220,7 +236,11 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   train_cmd->add_option("--max-train", tr.max_train_examples, "use only N training examples (seeded sample)");
   static std::string train_labels;
   train_cmd->add_option("--labels", train_labels, "names of integer labels 0, 1, ... (comma-separated) for a data file that has ids only");
-  train_cmd->add_option("--select-metric", tr.select_metric, "accuracy | macro_f1 | mcc: which dev metric picks the best epoch");
+  train_cmd->add_option("--select-metric", tr.select_metric,
+                        "accuracy | macro_f1 | mcc (regression: pearson | neg_mse): which dev metric picks the best epoch");
+  static std::string train_task = "classification";
+  train_cmd->add_option("--task", train_task,
+                        "classification (default) or regression (one output, MSE, on the data's targets, e.g. sst-trees-score)");
   train_cmd->add_option("--seed", tr.seed, "random seed");
   train_cmd->add_flag("--resume", tr.resume, "continue from OUT/checkpoint if present");
   train_cmd->add_option("--stop-after-epoch", tr.stop_after_epoch, "end this run after epoch N (continue later with --resume)");
@@ -231,11 +251,20 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({eval_cmd, [] { run_evaluate(ev); }});
   commands.push_back({train_cmd, [] {
     if (!train_labels.empty()) tr.label_names = split_list(train_labels);
+    if (train_task != "classification" && train_task != "regression")
+      fail("--task: must be classification or regression, got '{}'", train_task);
+    tr.regression = train_task == "regression";
     TrainResult r = train_classifier(tr);
-    std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"accuracy", r.best.accuracy}, {"macro_f1", r.best.macro_f1},
-                                 {"mcc", r.best.mcc}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})
-                     .dump()
-              << "\n";
+    if (tr.regression)
+      std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"pearson", r.best_regression.pearson},
+                                   {"mse", r.best_regression.mse}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})
+                       .dump()
+                << "\n";
+    else
+      std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"accuracy", r.best.accuracy}, {"macro_f1", r.best.macro_f1},
+                                   {"mcc", r.best.mcc}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})
+                       .dump()
+                << "\n";
   }});
 }
 

@@ -3,6 +3,7 @@
 #include "data/dataset.h"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <map>
 
@@ -515,6 +516,10 @@ Dataset read_generic_jsonl(const std::string& path, std::vector<std::string> lab
       }
     }
     raws.push_back(raw);
+    if (auto it = obj.find("target"); it != obj.end() && !it->is_null()) {
+      if (!it->is_number() || !std::isfinite(it->get<double>())) fail("{}: field \"target\" must be a finite number", where);
+      r.target = it->get<double>();
+    }
     if (auto it = obj.find("rationale"); it != obj.end() && !it->is_null()) {
       if (!it->is_array()) fail("{}: field \"rationale\" must be a list of numbers", where);
       for (const auto& x : *it) {
@@ -572,6 +577,12 @@ bool Dataset::has_rationales() const {
   for (const auto& r : records)
     if (!r.rationale.empty()) return true;
   return false;
+}
+
+bool Dataset::has_targets() const {
+  for (const auto& r : records)
+    if (!r.target) return false;
+  return !records.empty();
 }
 
 std::vector<std::string> split_whitespace(const std::string& s) {
@@ -673,6 +684,24 @@ Dataset sst_trees_to_binary(const std::vector<SstTree>& trees, bool with_rationa
         words.push_back(std::move(w));
         if (with_rationales) r.rationale.push_back(leaf_mask[i]);
       }
+    r.text = join_words(words);
+    ds.records.push_back(std::move(r));
+  }
+  return ds;
+}
+
+Dataset sst_trees_to_scores(const std::vector<SstTree>& trees) {
+  Dataset ds;
+  ds.name = "sst-trees-score";
+  for (size_t t = 0; t < trees.size(); ++t) {
+    const SstTree& tree = trees[t];
+    if (tree.nodes.empty()) continue;
+    Record r;
+    r.id = std::to_string(t);
+    r.target = tree.nodes[tree.root].label / 4.0;
+    std::vector<std::string> words;
+    for (const auto& leaf : tree.words)
+      for (auto& w : split_whitespace(unescape_ptb(leaf))) words.push_back(std::move(w));
     r.text = join_words(words);
     ds.records.push_back(std::move(r));
   }
@@ -851,7 +880,7 @@ Dataset read_generic(const std::string& path, std::vector<std::string> label_nam
 Dataset load_dataset(const std::string& spec, const std::string& data_dir_arg) {
   const char* valid =
       "sst2:{train,dev,test}, cola:{train,dev,ood}, hatexplain:{train,val,test}, "
-      "eraser:{train,val,test}, sst-trees:{train,dev,test}, or a .jsonl/.csv/.tsv file path";
+      "eraser:{train,val,test}, sst-trees:{train,dev,test}, sst-trees-score:{train,dev,test}, or a .jsonl/.csv/.tsv file path";
   if (file_exists(spec)) {
     Dataset ds = read_generic(spec);
     ds.name = spec;
@@ -898,6 +927,9 @@ Dataset load_dataset(const std::string& spec, const std::string& data_dir_arg) {
   } else if (name == "sst-trees") {
     std::string file = pick({{"train", "train.txt"}, {"dev", "dev.txt"}, {"test", "test.txt"}});
     ds = sst_trees_to_binary(read_sst_trees(in("sst_ptb_trees/" + file)), true);
+  } else if (name == "sst-trees-score") {
+    std::string file = pick({{"train", "train.txt"}, {"dev", "dev.txt"}, {"test", "test.txt"}});
+    ds = sst_trees_to_scores(read_sst_trees(in("sst_ptb_trees/" + file)));
   } else {
     fail("unknown dataset spec '{}'; valid specs: {}", spec, valid);
   }

@@ -18,6 +18,8 @@ struct Record {
   std::vector<float> rationale;
   // Per-annotator binary masks when the source has them (HateXplain).
   std::vector<std::vector<int>> annotator_rationales;
+  // A regression target (sst-trees-score, a data file's "target"); none for classification data.
+  std::optional<double> target;
 };
 
 struct Dataset {
@@ -25,6 +27,7 @@ struct Dataset {
   std::vector<std::string> label_names;  // index = label id
   std::vector<Record> records;
   bool has_rationales() const;
+  bool has_targets() const;  // every record has a regression target (and there is one)
 };
 
 std::vector<std::string> split_whitespace(const std::string& s);
@@ -50,6 +53,9 @@ std::vector<SstTree> read_sst_trees(const std::string& path);
 // Binary SST-2 view of trees (drops neutral roots). Rationale rule: see docs/datasets.md.
 Dataset sst_trees_to_binary(const std::vector<SstTree>& trees, bool with_rationales = true);
 std::vector<float> sst_tree_rationale(const SstTree& tree);
+// Every sentence (neutral ones too) with its sentiment as a number: the root's 0..4 label / 4, in
+// [0, 1] (the `sst-trees-score` specs); no labels, no rationales.
+Dataset sst_trees_to_scores(const std::vector<SstTree>& trees);
 
 // HateXplain HF JSONL export (id, annotators.label, rationales, post_tokens).
 // Gold rationale: mean of the annotators' masks, >= 0.5 (normal posts: all zeros).

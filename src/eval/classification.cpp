@@ -46,4 +46,31 @@ ClassificationMetrics classification_metrics(const std::vector<int64_t>& gold, c
   return m;
 }
 
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) fail("pearson: {} values against {}", a.size(), b.size());
+  if (a.empty()) fail("pearson: no values");
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ma += a[i] / n;
+    mb += b[i] / n;
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
+}
+
+RegressionMetrics regression_metrics(const std::vector<double>& gold, const std::vector<double>& pred) {
+  RegressionMetrics m;
+  m.count = static_cast<int64_t>(gold.size());
+  if (gold.empty()) return m;
+  m.pearson = pearson(gold, pred);
+  for (size_t i = 0; i < gold.size(); ++i) m.mse += (gold[i] - pred[i]) * (gold[i] - pred[i]) / static_cast<double>(gold.size());
+  return m;
+}
+
 }  // namespace salient

@@ -6,6 +6,8 @@ namespace {
 
 torch::Tensor simulation_loss(const Transformer& model, const SimulationBatch& b) {
   torch::Tensor logits = model.logits(b.batch.input_ids, b.batch.token_type_ids, b.batch.attention_mask);
+  if (b.teacher_values.defined())
+    return torch::mse_loss(logits.select(1, 0), b.teacher_values.to(logits.device(), logits.scalar_type()));
   return torch::cross_entropy_loss(logits, b.teacher_labels.to(logits.device()));
 }
 

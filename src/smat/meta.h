@@ -1,6 +1,7 @@
 #pragma once
 // SMaT's simulation objective and meta-gradient (Fernandes et al., NeurIPS 2022, §3):
 //   student loss  L(θ, λ) = CE(student(x), teacher label) + β · KL(teacher expl_λ ‖ student expl)
+//                 (a regression teacher: the squared error to its output instead of CE)
 //   pilot step    θ' = update(θ, ∇θ L(θ, λ))          (the student's optimiser rule; differentiable in λ)
 //   meta loss     CE(student_θ'(x_valid), teacher label on x_valid)   (no explanations)
 // ∂(meta loss)/∂λ goes back through the pilot step (second order), which LibTorch's autograd gives.
@@ -15,6 +16,7 @@ namespace salient::smat {
 struct SimulationBatch {
   Batch batch;
   torch::Tensor teacher_labels;  // [B] the teacher's predictions
+  torch::Tensor teacher_values;  // [B] a regression teacher's outputs (else undefined): L_sim is then the squared error
   HeadScores teacher_scores;     // the teacher's per-head scores (fixed: the teacher never changes)
   // A static teacher explanation [B, L] (zeros at padding); when defined it is used instead of the
   // coefficient mix of teacher_scores.

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "eval/classification.h"
 #include "explain/explainer.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -102,13 +103,16 @@ std::vector<SimulationExample> annotate(const Classifier& teacher, const std::ve
     for (size_t i = b; i < e; ++i) part.push_back(&encodings[i]);
     Batch batch = make_batch(part, teacher.tokenizer.pad_id(), teacher.model.device());
     HeadScores hs = head_scores(teacher.model, batch);
-    torch::Tensor labels =
-        teacher.model.logits(batch.input_ids, batch.token_type_ids, batch.attention_mask).argmax(-1).cpu();
+    torch::Tensor logits =
+        teacher.model.logits(batch.input_ids, batch.token_type_ids, batch.attention_mask).to(torch::kCPU, torch::kFloat64);
+    torch::Tensor labels = logits.argmax(-1);
+    const bool regression = teacher.model.config().num_labels == 1;
     torch::Tensor scores = hs.scores.to(torch::kCPU, torch::kFloat32);
     for (size_t i = b; i < e; ++i) {
       SimulationExample& ex = out[i];
       ex.encoding = encodings[i];
       ex.teacher_label = labels[static_cast<int64_t>(i - b)].item<int64_t>();
+      if (regression) ex.teacher_value = logits[static_cast<int64_t>(i - b)][0].item<double>();
       ex.head_scores = scores[static_cast<int64_t>(i - b)].slice(1, 0, static_cast<int64_t>(encodings[i].ids.size())).clone();
     }
   }
@@ -156,6 +160,12 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
   const std::string method = registered_method(name);
   auto it = o.registered.find(method);
   ExplainOptions eo = it == o.registered.end() ? ExplainOptions{} : it->second;
+  // A regression teacher's output is its value: a softmax over one output is constant.
+  if (teacher.model.config().num_labels == 1) {
+    if (eo.output && *eo.output == ModelOutput::Probability)
+      fail("smat: '{}' explains a probability, but the teacher is a regression model (use the logit)", method);
+    eo.output = ModelOutput::Logit;
+  }
   eo.internal_batch = o.internal_batch;
   std::vector<const Encoding*> ptrs;
   std::vector<int64_t> targets;
@@ -187,6 +197,8 @@ SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& exam
   const int64_t B = static_cast<int64_t>(indices.size());
   const int64_t heads = examples.at(indices.at(0)).head_scores.size(0);
   torch::Tensor labels = torch::empty({B}, torch::kInt64);
+  const bool regression = examples.at(indices.at(0)).teacher_value.has_value();
+  torch::Tensor values = regression ? torch::empty({B}, torch::kFloat32) : torch::Tensor();
   torch::Tensor scores = torch::zeros({B, heads, length});
   const bool with_explanation = examples[indices[0]].explanation.defined();
   torch::Tensor explanation = with_explanation ? torch::zeros({B, length}) : torch::Tensor();
@@ -194,10 +206,15 @@ SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& exam
     const SimulationExample& ex = examples[indices[r]];
     const int64_t len = ex.head_scores.size(1);
     labels[r] = ex.teacher_label;
+    if (regression) {
+      if (!ex.teacher_value) fail("smat: a batch mixes regression and classification examples");
+      values[r] = *ex.teacher_value;
+    }
     scores[r].slice(1, 0, len).copy_(ex.head_scores);
     if (with_explanation) explanation[r].slice(0, 0, len).copy_(ex.explanation);
   }
   out.teacher_labels = labels.to(device);
+  if (regression) out.teacher_values = values.to(device);
   out.teacher_scores.scores = scores.to(device);
   out.teacher_scores.real = out.batch.attention_mask.gt(0);
   if (with_explanation) out.teacher_explanation = explanation.to(device);
@@ -245,15 +262,25 @@ std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model,
   torch::NoGradGuard no_grad;
   double loss = 0;
   int64_t correct = 0;
+  std::vector<double> student_values, teacher_values;
   for (size_t b = 0; b < examples.size(); b += batch_size) {
     std::vector<size_t> idx(std::min(examples.size() - b, static_cast<size_t>(batch_size)));
     std::iota(idx.begin(), idx.end(), b);
     SimulationBatch sb = make_simulation_batch(examples, idx, pad_id, model.device());
     torch::Tensor logits = model.logits(sb.batch.input_ids, sb.batch.token_type_ids, sb.batch.attention_mask);
+    if (sb.teacher_values.defined()) {
+      torch::Tensor out = logits.select(1, 0).to(torch::kCPU, torch::kFloat64).contiguous();
+      torch::Tensor target = sb.teacher_values.to(torch::kCPU, torch::kFloat64).contiguous();
+      loss += (out - target).pow(2).sum().item<double>();
+      student_values.insert(student_values.end(), out.data_ptr<double>(), out.data_ptr<double>() + out.numel());
+      teacher_values.insert(teacher_values.end(), target.data_ptr<double>(), target.data_ptr<double>() + target.numel());
+      continue;
+    }
     loss += torch::cross_entropy_loss(logits, sb.teacher_labels, {}, at::Reduction::Sum).item<double>();
     correct += logits.argmax(-1).eq(sb.teacher_labels).sum().item<int64_t>();
   }
   const double n = static_cast<double>(examples.size());
+  if (!teacher_values.empty()) return {loss / n, pearson(teacher_values, student_values)};
   return {loss / n, static_cast<double>(correct) / n};
 }
 

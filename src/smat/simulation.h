@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,8 @@ struct StaticExplainerOptions {
 
 struct SimulationExample {
   Encoding encoding;
-  int64_t teacher_label = -1;
+  int64_t teacher_label = -1;  // the predicted class (a regression teacher: 0, its one output)
+  std::optional<double> teacher_value;  // a regression teacher's output (then L_sim is the squared error)
   torch::Tensor head_scores;  // [heads of every layer (layer-major), length]: the teacher's s_h
   torch::Tensor explanation;  // [length] a static teacher explanation (a distribution); else undefined
 };
@@ -93,7 +95,7 @@ struct StudentOptions {
 };
 
 struct StudentRun {
-  double simulability = 0;  // accuracy of the student against the teacher on the test set
+  double simulability = 0;  // on the test set: agreement with the teacher's labels (regression: Pearson r)
   double valid_loss = 0, valid_simulability = 0;  // on valid, at the kept epoch
   int best_epoch = 0, epochs = 0;
   int64_t steps = 0, meta_steps = 0;
@@ -120,7 +122,9 @@ StudentRun run_student(const Transformer& student, int64_t pad_id, const std::ve
 // the static all-heads mean (the paper's initialisation; for `none`, 1/count itself).
 torch::Tensor uniform_coefficient_logits(int64_t count);
 
-// Mean simulation cross-entropy and accuracy of `model` on examples (no dropout, no gradients).
+// Mean simulation loss and simulability of `model` on examples (no dropout, no gradients):
+// cross-entropy and accuracy against the teacher's labels, or for a regression teacher the squared
+// error and Pearson's r against its outputs.
 std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model, int64_t pad_id,
                                                        const std::vector<SimulationExample>& examples,
                                                        int64_t batch_size = 64);

@@ -51,18 +51,34 @@ double metric_value(const ClassificationMetrics& m, const std::string& name) {
   if (name == "accuracy") return m.accuracy;
   if (name == "macro_f1") return m.macro_f1;
   if (name == "mcc") return m.mcc;
-  fail("--select-metric: unknown metric '{}' (accuracy, macro_f1, mcc)", name);
+  fail("--select-metric: unknown metric '{}' (accuracy, macro_f1, mcc; for regression pearson, neg_mse)", name);
+}
+
+double metric_value(const RegressionMetrics& m, const std::string& name) {
+  if (name == "pearson") return m.pearson;
+  if (name == "neg_mse") return -m.mse;
+  fail("--select-metric: '{}' is not a regression metric (pearson, neg_mse)", name);
 }
 
 nlohmann::json metrics_json(const ClassificationMetrics& m) {
   return {{"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}, {"mcc", m.mcc}, {"count", m.count}};
 }
 
+nlohmann::json metrics_json(const RegressionMetrics& m) { return {{"pearson", m.pearson}, {"mse", m.mse}, {"count", m.count}}; }
+
 ClassificationMetrics metrics_from_json(const nlohmann::json& j) {
   ClassificationMetrics m;
   m.accuracy = j.at("accuracy");
   m.macro_f1 = j.at("macro_f1");
   m.mcc = j.at("mcc");
+  m.count = j.at("count");
+  return m;
+}
+
+RegressionMetrics regression_from_json(const nlohmann::json& j) {
+  RegressionMetrics m;
+  m.pearson = j.at("pearson");
+  m.mse = j.at("mse");
   m.count = j.at("count");
   return m;
 }
@@ -104,20 +120,43 @@ void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torc
   optimizer.load(archive);
 }
 
-std::vector<int64_t> predict_labels(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
+namespace {
+// The model's logits [n, num_labels] for every encoding, in length-sorted batches, in input order.
+torch::Tensor all_logits(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
   std::vector<int64_t> order(encs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return encs[a].ids.size() < encs[b].ids.size(); });
-  std::vector<int64_t> pred(encs.size(), -1);
+  torch::Tensor out = torch::zeros({static_cast<int64_t>(encs.size()), clf.model.config().num_labels}, torch::kFloat64);
   torch::NoGradGuard no_grad;
   for (size_t s = 0; s < order.size(); s += batch_size) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(order.size(), s + batch_size); ++i) chunk.push_back(&encs[order[i]]);
     Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
-    auto am = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).argmax(-1).cpu();
-    for (size_t i = 0; i < chunk.size(); ++i) pred[order[s + i]] = am[i].item<int64_t>();
+    torch::Tensor logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
+    for (size_t i = 0; i < chunk.size(); ++i) out[order[s + i]].copy_(logits[static_cast<int64_t>(i)]);
   }
-  return pred;
+  return out;
+}
+}  // namespace
+
+std::vector<int64_t> predict_labels(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
+  torch::Tensor am = all_logits(clf, encs, batch_size).argmax(-1).contiguous();
+  return {am.data_ptr<int64_t>(), am.data_ptr<int64_t>() + am.numel()};
+}
+
+std::vector<double> predict_values(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
+  if (clf.model.config().num_labels != 1)
+    fail("model: a regression model has one output; this one has {} labels", clf.model.config().num_labels);
+  torch::Tensor v = all_logits(clf, encs, batch_size).select(1, 0).contiguous();
+  return {v.data_ptr<double>(), v.data_ptr<double>() + v.numel()};
+}
+
+RegressionMetrics evaluate_regressor(const Classifier& clf, const Dataset& data, int64_t max_length, int64_t batch_size) {
+  if (!data.has_targets()) fail("--data: '{}' has no regression targets", data.name);
+  std::vector<Encoding> encs = encode_all(clf.tokenizer, data, max_length, nullptr);
+  std::vector<double> gold;
+  for (const auto& r : data.records) gold.push_back(*r.target);
+  return regression_metrics(gold, predict_values(clf, encs, batch_size));
 }
 
 ClassificationMetrics evaluate_classifier(const Classifier& clf, const Dataset& data, int64_t max_length,
@@ -126,6 +165,13 @@ ClassificationMetrics evaluate_classifier(const Classifier& clf, const Dataset& 
   std::vector<int64_t> gold;
   for (const auto& r : data.records) gold.push_back(r.label);
   return classification_metrics(gold, predict_labels(clf, encs, batch_size), clf.model.config().num_labels);
+}
+
+TrainingObjective mean_squared_error_objective() {
+  return [](const Classifier& clf, const Batch& b, const torch::Tensor& targets) {
+    torch::Tensor out = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).select(1, 0);
+    return torch::mse_loss(out, targets.to(out.scalar_type()));
+  };
 }
 
 TrainingObjective cross_entropy_objective() {
@@ -178,14 +224,22 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
   return clf;
 }
 
-TrainResult train_classifier(const TrainOptions& o) {
-  const TrainingObjective objective = o.objective ? o.objective : cross_entropy_objective();
+TrainResult train_classifier(const TrainOptions& o_in) {
+  TrainOptions o = o_in;
+  if (o.regression && o.select_metric == "accuracy") o.select_metric = "pearson";  // the default for regression
+  const TrainingObjective objective =
+      o.objective ? o.objective : o.regression ? mean_squared_error_objective() : cross_entropy_objective();
   if (o.output_dir.empty()) fail("--out: an output directory is required");
   if (o.epochs <= 0) fail("--epochs: must be positive (got {})", o.epochs);
   if (o.batch_size <= 0) fail("--batch-size: must be positive (got {})", o.batch_size);
   if (o.lr <= 0) fail("--lr: must be positive (got {})", o.lr);
   if (o.max_length < 4) fail("--max-length: must be at least 4 (got {})", o.max_length);
-  metric_value({}, o.select_metric);
+  if (o.regression) {
+    metric_value(RegressionMetrics{}, o.select_metric);
+    if (!o.label_names.empty()) fail("--labels: a regression model has no label names");
+  } else {
+    metric_value(ClassificationMetrics{}, o.select_metric);
+  }
 
   Dataset train = load_dataset(o.train_data, o.data_dir);
   Dataset dev = load_dataset(o.dev_data, o.data_dir);
@@ -200,10 +254,17 @@ TrainResult train_classifier(const TrainOptions& o) {
       fail("--labels: {} names for {} label ids in '{}'", o.label_names.size(), train.label_names.size(), o.train_data);
     train.label_names = o.label_names;
   }
-  for (const auto* d : {&train, &dev})
-    for (const auto& r : d->records)
-      if (r.label < 0 || r.label >= static_cast<int64_t>(train.label_names.size()))
-        fail("{}: example '{}' has no usable label", d == &train ? o.train_data : o.dev_data, r.id);
+  if (o.regression) {
+    for (const auto* d : {&train, &dev})
+      for (const auto& r : d->records)
+        if (!r.target) fail("{}: example '{}' has no regression target (--task regression)", d == &train ? o.train_data : o.dev_data, r.id);
+    train.label_names = {"score"};  // one output: HF's problem_type "regression"
+  } else {
+    for (const auto* d : {&train, &dev})
+      for (const auto& r : d->records)
+        if (r.label < 0 || r.label >= static_cast<int64_t>(train.label_names.size()))
+          fail("{}: example '{}' has no usable label", d == &train ? o.train_data : o.dev_data, r.id);
+  }
 
   const std::string ckpt_dir = join_path(o.output_dir, "checkpoint");
   const std::string state_path = join_path(ckpt_dir, "trainer_state.json");
@@ -223,7 +284,15 @@ TrainResult train_classifier(const TrainOptions& o) {
   if (truncated > 0)
     std::fprintf(stderr, "salient: note: %lld example(s) truncated to %lld tokens\n", (long long)truncated, (long long)max_len);
   std::vector<int64_t> dev_gold;
-  for (const auto& r : dev.records) dev_gold.push_back(r.label);
+  std::vector<double> dev_targets;
+  for (const auto& r : dev.records) {
+    dev_gold.push_back(r.label);
+    if (r.target) dev_targets.push_back(*r.target);
+  }
+  if (o.regression && clf.model.config().num_labels != 1)
+    fail("--task regression: the model being trained has {} outputs, not 1", clf.model.config().num_labels);
+  if (!o.regression && clf.model.config().num_labels == 1)
+    fail("--task: the model being trained is a regression model (one output); add --task regression");
 
   std::vector<int64_t> subset(train.records.size());
   std::iota(subset.begin(), subset.end(), 0);
@@ -253,13 +322,17 @@ TrainResult train_classifier(const TrainOptions& o) {
     best_value = st.at("best_value");
     trained_seconds = st.at("train_seconds");
     result.best_epoch = st.at("best_epoch");
-    if (st.contains("best")) result.best = metrics_from_json(st["best"]);
+    if (st.contains("best")) {
+      if (o.regression) result.best_regression = regression_from_json(st["best"]);
+      else result.best = metrics_from_json(st["best"]);
+    }
     for (const auto& h : st.at("history")) {
       EpochRecord r;
       r.epoch = h.at("epoch");
       r.train_loss = h.at("train_loss");
       r.seconds = h.at("seconds");
-      r.dev = metrics_from_json(h.at("dev"));
+      if (o.regression) r.dev_regression = regression_from_json(h.at("dev"));
+      else r.dev = metrics_from_json(h.at("dev"));
       result.history.push_back(r);
     }
     load_optimizer(optimizer, ckpt_dir, clf.model.device());
@@ -285,15 +358,19 @@ TrainResult train_classifier(const TrainOptions& o) {
       }
       std::vector<const Encoding*> chunk;
       std::vector<int64_t> labels;
+      std::vector<double> targets;
       for (int64_t i : idx) {
         chunk.push_back(&train_enc[i]);
         labels.push_back(train.records[i].label);
+        if (o.regression) targets.push_back(*train.records[i].target);
       }
       Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
       const double lr_scale = warmup_linear_decay(step, total_steps, warmup);
       set_learning_rate(optimizer, o.lr * lr_scale);
       optimizer.zero_grad();
-      auto loss = objective(clf, b, torch::tensor(labels, torch::kLong).to(clf.model.device()));
+      auto loss = objective(clf, b,
+                            (o.regression ? torch::tensor(targets, torch::kFloat64) : torch::tensor(labels, torch::kLong))
+                                .to(clf.model.device()));
       loss.backward();
       if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(clf.model.parameters(), o.clip_norm);
       optimizer.step();
@@ -308,14 +385,21 @@ TrainResult train_classifier(const TrainOptions& o) {
     rec.epoch = epoch + 1;
     rec.train_loss = loss_count ? loss_sum / loss_count : 0.0;
     rec.seconds = seconds_since(epoch_start);
-    rec.dev = classification_metrics(dev_gold, predict_labels(clf, dev_enc), clf.model.config().num_labels);
+    if (o.regression) {
+      rec.dev_regression = regression_metrics(dev_targets, predict_values(clf, dev_enc));
+      std::fprintf(stderr, "epoch %d: train loss %.4f, dev Pearson %.4f, MSE %.4f (%s)\n", rec.epoch, rec.train_loss,
+                   rec.dev_regression.pearson, rec.dev_regression.mse, format_duration(rec.seconds).c_str());
+    } else {
+      rec.dev = classification_metrics(dev_gold, predict_labels(clf, dev_enc), clf.model.config().num_labels);
+      std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
+                   rec.train_loss, rec.dev.accuracy, rec.dev.macro_f1, rec.dev.mcc, format_duration(rec.seconds).c_str());
+    }
     result.history.push_back(rec);
-    std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
-                 rec.train_loss, rec.dev.accuracy, rec.dev.macro_f1, rec.dev.mcc, format_duration(rec.seconds).c_str());
-    const double value = metric_value(rec.dev, o.select_metric);
+    const double value = o.regression ? metric_value(rec.dev_regression, o.select_metric) : metric_value(rec.dev, o.select_metric);
     if (value > best_value) {
       best_value = value;
       result.best = rec.dev;
+      result.best_regression = rec.dev_regression;
       result.best_epoch = rec.epoch;
       clf.model.set_requires_grad(false);
       save_classifier(clf, o.output_dir);
@@ -324,16 +408,20 @@ TrainResult train_classifier(const TrainOptions& o) {
     // Resumable state, written after the best model so a crash never loses a better checkpoint.
     const double elapsed = trained_seconds + seconds_since(train_start);
     nlohmann::json hist = nlohmann::json::array();
+    auto dev_json = [&](const ClassificationMetrics& c, const RegressionMetrics& r) {
+      return o.regression ? metrics_json(r) : metrics_json(c);
+    };
     for (const auto& h : result.history)
-      hist.push_back({{"epoch", h.epoch}, {"train_loss", h.train_loss}, {"seconds", h.seconds}, {"dev", metrics_json(h.dev)}});
+      hist.push_back({{"epoch", h.epoch}, {"train_loss", h.train_loss}, {"seconds", h.seconds},
+                      {"dev", dev_json(h.dev, h.dev_regression)}});
     nlohmann::json st = {{"epochs_done", epoch + 1}, {"step", step}, {"best_value", best_value},
-                         {"best_epoch", result.best_epoch}, {"best", metrics_json(result.best)},
+                         {"best_epoch", result.best_epoch}, {"best", dev_json(result.best, result.best_regression)},
                          {"train_seconds", elapsed}, {"history", hist}};
     save_classifier(clf, ckpt_dir);
     save_optimizer(optimizer, ckpt_dir);
     write_file_atomic(state_path, st.dump(2) + "\n");
     nlohmann::json summary = {{"train_data", o.train_data}, {"dev_data", o.dev_data}, {"best_epoch", result.best_epoch},
-                              {"best_dev", metrics_json(result.best)}, {"train_seconds", elapsed},
+                              {"best_dev", dev_json(result.best, result.best_regression)}, {"train_seconds", elapsed},
                               {"select_metric", o.select_metric}, {"seed", o.seed}, {"history", hist}};
     write_file_atomic(join_path(o.output_dir, "training.json"), summary.dump(2) + "\n");
     if (o.stop_after_epoch > 0 && epoch + 1 >= o.stop_after_epoch) break;

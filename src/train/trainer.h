@@ -20,6 +20,9 @@ namespace salient {
 using TrainingObjective =
     std::function<torch::Tensor(const Classifier& clf, const Batch& batch, const torch::Tensor& labels)>;
 TrainingObjective cross_entropy_objective();
+// Regression (a one-output model, HF's problem_type "regression"): mean squared error of the output
+// against the float targets.
+TrainingObjective mean_squared_error_objective();
 
 struct TrainOptions {
   std::string train_data, dev_data;  // dataset specs (see load_dataset) or file paths
@@ -43,7 +46,9 @@ struct TrainOptions {
   // Names for the integer labels of a data file that has ids only (e.g. {"negative", "positive"});
   // empty: the data's own names.
   std::vector<std::string> label_names;
-  std::string select_metric = "accuracy";  // accuracy | macro_f1 | mcc
+  std::string select_metric = "accuracy";  // accuracy | macro_f1 | mcc; regression: pearson (the default) | neg_mse
+  // Regression on the data's `target` numbers: one output, MSE, dev Pearson and MSE.
+  bool regression = false;
   uint64_t seed = 13;
   bool resume = false;
   int stop_after_epoch = 0;  // end this invocation after that epoch (a later --resume continues)
@@ -54,12 +59,14 @@ struct EpochRecord {
   int epoch = 0;
   double train_loss = 0, seconds = 0;
   ClassificationMetrics dev;
+  RegressionMetrics dev_regression;  // regression training
 };
 
 struct TrainResult {
   std::vector<EpochRecord> history;
   int best_epoch = 0;
   ClassificationMetrics best;
+  RegressionMetrics best_regression;
   double train_seconds = 0;
 };
 
@@ -86,5 +93,10 @@ std::vector<int64_t> predict_labels(const Classifier& classifier, const std::vec
                                     int64_t batch_size = 64);
 ClassificationMetrics evaluate_classifier(const Classifier& classifier, const Dataset& data, int64_t max_length,
                                           int64_t batch_size = 64);
+// The single output of a regression model for each encoding (batched, length-sorted).
+std::vector<double> predict_values(const Classifier& classifier, const std::vector<Encoding>& encodings,
+                                   int64_t batch_size = 64);
+RegressionMetrics evaluate_regressor(const Classifier& classifier, const Dataset& data, int64_t max_length,
+                                     int64_t batch_size = 64);
 
 }  // namespace salient
