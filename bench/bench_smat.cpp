@@ -29,9 +29,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_smat: %s needs a value\n", flag);
         std::exit(2);
       }
-      const long v = std::atol(argv[++i]);
-      if (v < 1) {
-        std::fprintf(stderr, "bench_smat: %s must be ≥ 1\n", flag);
+      char* end = nullptr;
+      const long v = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 1) {
+        std::fprintf(stderr, "bench_smat: %s must be an integer ≥ 1, got '%s'\n", flag, argv[i]);
         std::exit(2);
       }
       return v;

@@ -19,8 +19,9 @@ mkdir -p "$OUT"
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
   "$BIN" --quiet smat split --data sst2:train --pool-size 4500 --min-words 6 -o "$OUT/split" > /dev/null
-# 2. The teacher: the quickstart's shape, trained on the teacher part only.
-if [ ! -f "$TEACHER/model.safetensors" ]; then
+# 2. The teacher: the quickstart's shape, trained on the teacher part only (--resume: an interrupted
+#    training continues; a finished one is not redone).
+if [ ! -f "$OUT/teacher_test.json" ]; then
   "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
     --dev sst2:dev --out "$TEACHER" --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
     --hidden 128 --layers 2 --heads 4 --intermediate 512 --max-length 64 --epochs 3 \

@@ -436,14 +436,52 @@ TEST(Simulation, StudentRunsAreDeterministicAndMetaTrainingMovesTheCoefficients)
   EXPECT_EQ(a.steps, 9);  // 3 epochs × 3 batches
   EXPECT_EQ(a.meta_steps, a.steps);
   EXPECT_GT((a.teacher_coefficient_logits - start).abs().max().item<double>(), 1e-6);
-  EXPECT_GE(a.simulability, 0.0);
-  EXPECT_LE(a.simulability, 1.0);
-  // Simulability is the best student's agreement with the teacher on `test`.
+  // Simulability is the kept student's agreement with the teacher on `test`; the kept epoch is the
+  // first with the lowest validation loss, and training stops `patience` epochs after it.
   StudentOptions none = o;
   none.explainer = TeacherExplainer::None;
-  StudentRun c = run_student(student, 0, train, valid, test, none);
+  none.max_epochs = 40;
+  none.patience = 2;
+  Transformer kept;
+  StudentRun c = run_student(student, 0, train, valid, test, none, {}, false, &kept);
   EXPECT_EQ(c.meta_steps, 0);
   EXPECT_FALSE(c.teacher_coefficient_logits.defined());
+  EXPECT_EQ(c.simulability, simulation_loss_and_accuracy(kept, 0, test).second);
+  EXPECT_NEAR(c.valid_loss, simulation_loss_and_accuracy(kept, 0, valid).first, 1e-6);
+  double lowest = 1e300;
+  int argmin = 0;
+  for (const auto& h : c.history)
+    if (h.at("valid_loss").get<double>() < lowest) {
+      lowest = h.at("valid_loss").get<double>();
+      argmin = h.at("epoch").get<int>();
+    }
+  EXPECT_EQ(c.best_epoch, argmin);
+  EXPECT_DOUBLE_EQ(c.valid_loss, lowest);
+  EXPECT_EQ(c.epochs, std::min(none.max_epochs, c.best_epoch + none.patience));
+  // By accuracy (the authors' rule): the first epoch with the highest validation simulability.
+  none.select_by_accuracy = true;
+  StudentRun d = run_student(student, 0, train, valid, test, none);
+  double highest = -1;
+  int argmax = 0;
+  for (const auto& h : d.history)
+    if (h.at("valid_simulability").get<double>() > highest) {
+      highest = h.at("valid_simulability").get<double>();
+      argmax = h.at("epoch").get<int>();
+    }
+  EXPECT_EQ(d.best_epoch, argmax);
+  EXPECT_DOUBLE_EQ(d.valid_simulability, highest);
+  none.select_by_accuracy = false;
+  none.max_epochs = 3;
+  // SMaT meta-training without explanations would learn nothing: an error, not a silent no-op.
+  StudentOptions no_beta = o;
+  no_beta.beta = 0;
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, no_beta, start, true); }).find("--beta"),
+            std::string::npos);
+  // A registered explainer's β depends on its family: the caller gives it.
+  StudentOptions registered = none;
+  registered.explainer = TeacherExplainer::Registered;
+  EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, registered); }).find("needs its β"),
+            std::string::npos);
   // One-line errors naming what is wrong.
   EXPECT_NE(test::error_of([&] { run_student(student, 0, train, valid, test, none, {}, true); }).find("meta-training needs explainer 'smat'"),
             std::string::npos);
@@ -690,6 +728,10 @@ TEST(Benchmark, SimulabilityMetricRunsTheStudyForRegisteredMethods) {
   EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("other settings"), std::string::npos);
   EXPECT_NE(test::error_of([] { parse_teacher_explainer("registered:nope", "--explainers"); }).find("unknown explainer"),
             std::string::npos);
+  // A value given twice would train a run twice.
+  o.simulability.student.optimizer = OptimizerKind::AdamW;
+  o.simulability.seeds = {0, 1, 0};
+  EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("--seeds: '0' is given twice"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -820,8 +862,18 @@ TEST(Simulation, RegressionTeachersAreSimulatedBySquaredErrorAndPearson) {
   o.lr = 1e-2;
   o.batch_size = 4;
   o.max_epochs = 3;
-  const StudentRun a = run_student(other, 0, train, valid, valid, o), b = run_student(other, 0, train, valid, valid, o);
+  Transformer kept;
+  const StudentRun a = run_student(other, 0, train, valid, valid, o, {}, false, &kept),
+                   b = run_student(other, 0, train, valid, valid, o);
   EXPECT_EQ(a.simulability, b.simulability);
-  EXPECT_GE(a.simulability, -1.0);
-  EXPECT_LE(a.simulability, 1.0);
+  // Pearson's r of the kept student's outputs against the teacher's.
+  std::vector<double> kept_outputs;
+  for (size_t i = 12; i < examples.size(); ++i) {
+    Batch batch = make_batch(std::vector<Encoding>{encodings[i]}, 0);
+    kept_outputs.push_back(kept.logits(batch.input_ids, batch.token_type_ids, batch.attention_mask)[0][0].item<double>());
+  }
+  EXPECT_NEAR(a.simulability, pearson(std::vector<double>(values.begin() + 12, values.end()), kept_outputs), 1e-5);
+  // A student of another output count cannot simulate it.
+  EXPECT_NE(test::error_of([&] { run_student(tiny_bert(1), 0, train, valid, valid, o); }).find("regression (one-output)"),
+            std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "eval/classification.h"
+#include "explain/explainer.h"
 #include "test_util.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -178,6 +179,31 @@ TEST(Train, RegressionOnSstScoresLearnsAndSavesOneOutput) {
   auto training = nlohmann::json::parse(read_file(dir + "/training.json"));
   EXPECT_EQ(training.at("select_metric"), "pearson");
   EXPECT_TRUE(training.at("best_dev").contains("mse"));
+  // Resume: a run stopped after epoch 1 and continued gives the uninterrupted history.
+  const std::string resumed_dir = fresh_dir("regression_resume");
+  TrainOptions first = o;
+  first.output_dir = resumed_dir;
+  first.stop_after_epoch = 1;
+  train_classifier(first);
+  TrainOptions rest = o;
+  rest.output_dir = resumed_dir;
+  rest.resume = true;
+  TrainResult resumed = train_classifier(rest);
+  ASSERT_EQ(resumed.history.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) EXPECT_NEAR(resumed.history[e].dev_regression.pearson, r.history[e].dev_regression.pearson, 1e-5);
+  std::system(("rm -rf " + resumed_dir).c_str());
+  // A regression model is explained on its value: an explicit probability is an error.
+  std::vector<const Encoding*> one = {nullptr};
+  const Encoding e = clf.encode("a gorgeous film");
+  one[0] = &e;
+  ExplainOptions prob;
+  prob.output = ModelOutput::Probability;
+  EXPECT_NE(test::error_of([&] { make_explainer("saliency")->explain(clf, one, {0}, prob); }).find("--score"), std::string::npos);
+  const auto scores = make_explainer("saliency")->explain(clf, one, {0}, ExplainOptions{});
+  EXPECT_EQ(*scores[0].output, ModelOutput::Logit);
+  double total = 0;
+  for (double v : scores[0].scores) total += v;
+  EXPECT_GT(total, 0.0);  // not the zero gradient of a one-way softmax
   TrainOptions bad = o;
   bad.train_data = "sst2:dev";  // no targets
   bad.output_dir = fresh_dir("regression_bad");

@@ -224,6 +224,12 @@ struct BenchmarkArgs {
   MethodArgs m;
   SimulabilityOptions sim;
   std::string sim_sizes = "500", sim_seeds = "0,9,11,30,69", sim_optimizer = "sgd", sim_early_stopping = "loss";
+  std::vector<CLI::Option*> sim_options;
+  bool sim_given() const {
+    for (const CLI::Option* opt : sim_options)
+      if (opt->count() > 0) return true;
+    return false;
+  }
 };
 
 void run_benchmark_command(const BenchmarkArgs& a) {
@@ -248,15 +254,18 @@ void run_benchmark_command(const BenchmarkArgs& a) {
   o.batch_size = a.batch_size;
   o.bootstrap = a.bootstrap;
   o.heatmaps = a.heatmaps;
+  // The --sim-* values are checked whether or not simulability is asked for: none is ignored silently.
   o.simulability = a.sim;
-  if (std::find(o.metrics.begin(), o.metrics.end(), "simulability") != o.metrics.end()) {
-    o.simulability.sizes = parse_int_list(a.sim_sizes, "--sim-sizes");
-    o.simulability.seeds.clear();
-    for (int64_t s : parse_int_list(a.sim_seeds, "--sim-seeds", 0)) o.simulability.seeds.push_back(static_cast<uint64_t>(s));
-    o.simulability.student.optimizer = smat::parse_optimizer(a.sim_optimizer, "--sim-optimizer");
-    if (a.sim_early_stopping != "loss" && a.sim_early_stopping != "accuracy")
-      fail("--sim-early-stopping: must be loss or accuracy, got '{}'", a.sim_early_stopping);
-    o.simulability.student.select_by_accuracy = a.sim_early_stopping == "accuracy";
+  o.simulability.sizes = parse_int_list(a.sim_sizes, "--sim-sizes");
+  o.simulability.seeds.clear();
+  for (int64_t s : parse_int_list(a.sim_seeds, "--sim-seeds", 0)) o.simulability.seeds.push_back(static_cast<uint64_t>(s));
+  o.simulability.student.optimizer = smat::parse_optimizer(a.sim_optimizer, "--sim-optimizer");
+  if (a.sim_early_stopping != "loss" && a.sim_early_stopping != "accuracy")
+    fail("--sim-early-stopping: must be loss or accuracy, got '{}'", a.sim_early_stopping);
+  o.simulability.student.select_by_accuracy = a.sim_early_stopping == "accuracy";
+  if (std::find(o.metrics.begin(), o.metrics.end(), "simulability") == o.metrics.end()) {
+    const bool given = a.sim_given();
+    if (given) fail("--sim-*: simulability options given but --metrics has no 'simulability'");
   }
   std::cout << run_benchmark(o);
 }
@@ -294,17 +303,19 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   bm_cmd->add_option("--heatmaps", bm.heatmaps, "examples shown in heatmaps.html");
   bm.m.add(bm_cmd);
   // --metrics simulability (SMaT's protocol; docs/smat.md): students trained on the model's labels.
-  bm_cmd->add_option("--sim-sizes", bm.sim_sizes, "simulability: student training sizes, comma-separated");
-  bm_cmd->add_option("--sim-seeds", bm.sim_seeds, "simulability: student seeds, comma-separated");
-  bm_cmd->add_option("--sim-test-size", bm.sim.test_size, "simulability: texts held out to measure agreement");
-  bm_cmd->add_option("--sim-valid-size", bm.sim.valid_size, "simulability: texts for early stopping");
-  bm_cmd->add_option("--sim-student-init", bm.sim.student_init, "simulability: encoder the students start from (default: scratch)");
-  bm_cmd->add_option("--sim-optimizer", bm.sim_optimizer, "simulability: student optimiser, sgd (the paper's) or adamw");
-  bm_cmd->add_option("--sim-lr", bm.sim.student.lr, "simulability: student learning rate");
-  bm_cmd->add_option("--sim-max-epochs", bm.sim.student.max_epochs, "simulability: student epochs at most");
-  bm_cmd->add_option("--sim-patience", bm.sim.student.patience, "simulability: epochs without improvement before stopping");
-  bm_cmd->add_option("--sim-early-stopping", bm.sim_early_stopping, "simulability: keep the epoch by valid loss or accuracy");
-  bm_cmd->add_option("--sim-temperature", bm.sim.temperature, "simulability: softmax temperature over score / max|score|");
+  bm.sim_options = {
+      bm_cmd->add_option("--sim-sizes", bm.sim_sizes, "simulability: student training sizes, comma-separated"),
+      bm_cmd->add_option("--sim-seeds", bm.sim_seeds, "simulability: student seeds, comma-separated"),
+      bm_cmd->add_option("--sim-test-size", bm.sim.test_size, "simulability: texts held out to measure agreement"),
+      bm_cmd->add_option("--sim-valid-size", bm.sim.valid_size, "simulability: texts for early stopping"),
+      bm_cmd->add_option("--sim-max-length", bm.sim.max_length, "simulability: tokens per text, specials included"),
+      bm_cmd->add_option("--sim-student-init", bm.sim.student_init, "simulability: encoder the students start from (default: scratch)"),
+      bm_cmd->add_option("--sim-optimizer", bm.sim_optimizer, "simulability: student optimiser, sgd (the paper's) or adamw"),
+      bm_cmd->add_option("--sim-lr", bm.sim.student.lr, "simulability: student learning rate"),
+      bm_cmd->add_option("--sim-max-epochs", bm.sim.student.max_epochs, "simulability: student epochs at most"),
+      bm_cmd->add_option("--sim-patience", bm.sim.student.patience, "simulability: epochs without improvement before stopping"),
+      bm_cmd->add_option("--sim-early-stopping", bm.sim_early_stopping, "simulability: keep the epoch by valid loss or accuracy"),
+      bm_cmd->add_option("--sim-temperature", bm.sim.temperature, "simulability: softmax temperature over score / max|score|")};
 
   commands.push_back({ex_cmd, [] { run_explain(ex); }});
   commands.push_back({bm_cmd, [] { run_benchmark_command(bm); }});

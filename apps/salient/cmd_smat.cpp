@@ -48,6 +48,8 @@ void add_static_options(CLI::App* cmd, smat::StaticExplainerOptions& s) {
   cmd->add_option("--saliency-temperature", s.saliency_temperature, "softmax temperature of the saliency teacher explainer");
   cmd->add_option("--grad-x-input-temperature", s.grad_x_input_temperature, "softmax temperature of grad_x_input");
   cmd->add_option("--ig-temperature", s.ig_temperature, "softmax temperature of ig");
+  cmd->add_option("--registered-temperature", s.registered_temperature,
+                  "softmax temperature over score / max|score| of any other registered explainer");
 }
 
 void resolve(smat::SimulationSetup& s, smat::StudentOptions& o, const std::string& normalizer, const std::string& optimizer,
@@ -86,6 +88,7 @@ void run_split(SplitArgs& a) {
   for (size_t i = 0; i < d.records.size(); ++i) {
     const Record& r = d.records[i];
     nlohmann::json j = {{"id", r.id}, {"text", r.text}, {"label", r.label}};
+    if (r.target) j["target"] = *r.target;  // a regression dataset's number
     if (r.text_pair) j["text_pair"] = *r.text_pair;
     (pool.count(i) ? students : teacher) << j.dump() << "\n";
     teacher_count += !pool.count(i);

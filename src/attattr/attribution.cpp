@@ -5,6 +5,7 @@
 #include <map>
 
 #include "util/error.h"
+#include "util/tensor_values.h"
 
 namespace salient::attattr {
 
@@ -176,16 +177,10 @@ torch::Tensor head_importance(const AttributionResult& result) {
 
 torch::Tensor layer_sum(const LayerAttribution& layer) { return layer.attribution.sum(0); }
 
-namespace {
-std::vector<double> to_vector(const torch::Tensor& t) {
-  torch::Tensor c = t.to(torch::kCPU, torch::kFloat64).contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-}  // namespace
 
 TokenFlow token_flow(const LayerAttribution& layer) {
   torch::Tensor s = layer_sum(layer);
-  return {to_vector(s.sum(1)), to_vector(s.sum(0))};
+  return {tensor_values(s.sum(1)), tensor_values(s.sum(0))};
 }
 
 WordFlow word_flow(const LayerAttribution& layer, const std::vector<std::string>& tokens,

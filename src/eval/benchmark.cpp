@@ -155,6 +155,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
          a.data_spec);
   Classifier clf = load_classifier(a.model_dir);
   fopts.mask_id = clf.tokenizer.mask_id();
+  // A regression model's faithfulness is measured on its value (a softmax over one output is 1).
+  const ModelOutput measured = clf.model.config().num_labels == 1 ? ModelOutput::Logit : metric_output;
   const size_t n = std::min<size_t>(data.records.size(), a.limit);
   std::vector<Encoding> encs;
   for (size_t i = 0; i < n; ++i) encs.push_back(clf.encode(data.records[i].text, data.records[i].text_pair));
@@ -236,7 +238,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         if (want_faith) {
           const int64_t target = ex[k].target;
           SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), metric_output,
+            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), measured,
                                    a.internal_batch);
           };
           int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one

@@ -148,7 +148,13 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
 
 std::vector<Explanation> Explainer::explain(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                             const std::vector<int64_t>& targets, const ExplainOptions& options) {
-  const ExplainOptions o = info_ ? with_declared_params(*info_, options) : options;
+  ExplainOptions o = info_ ? with_declared_params(*info_, options) : options;
+  // A regression model (one output) is explained on its value: a softmax over one output is 1.
+  if (clf.model.config().num_labels == 1 && uses_model_output()) {
+    if (o.output && *o.output == ModelOutput::Probability)
+      fail("--score: a regression model (one output) is explained on its value; use --score logit, not prob");
+    o.output = ModelOutput::Logit;
+  }
   std::vector<Explanation> out = compute(clf, inputs, targets, o);
   for (auto& e : out) {
     e.params = o.params;

@@ -4,6 +4,7 @@
 
 #include "util/error.h"
 #include "util/io.h"
+#include "util/tensor_values.h"
 
 namespace salient::smat {
 
@@ -38,15 +39,13 @@ torch::Tensor head_explanation(const torch::Tensor& coefficients, const HeadScor
 }
 
 nlohmann::json LearnedHeadExplainer::to_json() const {
-  torch::Tensor z = coefficient_logits.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-  torch::Tensor l = coefficients().detach().to(torch::kCPU, torch::kFloat64).contiguous();
   return {{"method", "smat"},
           {"normalizer", normalizer_name(normalizer)},
           {"num_layers", num_layers},
           {"num_heads", num_heads},
           {"layers", layers},
-          {"coefficient_logits", std::vector<double>(z.data_ptr<double>(), z.data_ptr<double>() + z.numel())},
-          {"coefficients", std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel())}};
+          {"coefficient_logits", tensor_values(coefficient_logits)},
+          {"coefficients", tensor_values(coefficients())}};
 }
 
 LearnedHeadExplainer all_heads_explainer(const Transformer& model, Normalizer normalizer, torch::Tensor coefficient_logits) {

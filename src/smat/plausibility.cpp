@@ -11,43 +11,32 @@
 #include "util/error.h"
 #include "util/io.h"
 #include "util/table.h"
+#include "util/tensor_values.h"
 
 namespace salient::smat {
 
 namespace {
 
-// Per-example AUROC and AUPRC of token scores against the projected rationale, over the labelled
-// tokens (specials carry -1 and are left out); examples whose gold is all 0 or all 1 do not count.
+// Mean per-example AUROC and AUPRC of token scores against the projected rationale, over the
+// labelled tokens (specials carry -1 and are left out), as summarize_plausibility means them: AUROC
+// over the examples with marked and unmarked tokens, AUPRC over those with a marked one.
 struct Agreement {
   double auroc = 0, auprc = 0;
   int64_t examples = 0;
 };
 
 Agreement agreement(const std::vector<std::vector<double>>& scores, const std::vector<std::vector<int>>& gold) {
-  Agreement a;
-  for (size_t i = 0; i < scores.size(); ++i) {
-    std::vector<double> s;
-    std::vector<int> g;
+  std::vector<std::vector<double>> kept_scores(scores.size());
+  std::vector<std::vector<int>> kept_gold(gold.size());
+  for (size_t i = 0; i < scores.size(); ++i)
     for (size_t t = 0; t < gold[i].size(); ++t)
       if (gold[i][t] >= 0) {
-        s.push_back(scores[i][t]);
-        g.push_back(gold[i][t]);
+        kept_scores[i].push_back(scores[i][t]);
+        kept_gold[i].push_back(gold[i][t]);
       }
-    const double roc = auroc(s, g);
-    if (std::isnan(roc)) continue;
-    a.auroc += roc;
-    a.auprc += auprc(s, g);
-    ++a.examples;
-  }
-  if (a.examples == 0) fail("--data: no example has a rationale with both marked and unmarked tokens");
-  a.auroc /= static_cast<double>(a.examples);
-  a.auprc /= static_cast<double>(a.examples);
-  return a;
-}
-
-std::vector<double> to_vector(const torch::Tensor& t) {
-  torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
+  const PlausibilitySummary p = summarize_plausibility(kept_scores, kept_gold);
+  if (p.auroc_examples == 0) fail("--data: no example has a rationale with both marked and unmarked tokens");
+  return {p.auroc_mean, p.auprc_mean, p.auroc_examples};
 }
 
 // Per example, the coefficient mix Σ_h w_h s_h of its head scores [heads, L] (the ranking of
@@ -55,7 +44,7 @@ std::vector<double> to_vector(const torch::Tensor& t) {
 std::vector<std::vector<double>> mixed(const std::vector<SimulationExample>& examples, const torch::Tensor& weights) {
   std::vector<std::vector<double>> out;
   for (const auto& ex : examples)
-    out.push_back(to_vector((ex.head_scores.to(torch::kFloat64) * weights.to(torch::kFloat64).view({-1, 1})).sum(0)));
+    out.push_back(tensor_values((ex.head_scores.to(torch::kFloat64) * weights.to(torch::kFloat64).view({-1, 1})).sum(0)));
   return out;
 }
 
@@ -75,7 +64,7 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
   const Classifier teacher = load_classifier(o.teacher);
   const Dataset data = load_dataset(o.data, o.data_dir.empty() ? shared_data_dir() : o.data_dir);
   if (!data.has_rationales()) fail("--data: '{}' has no human rationales", o.data);
-  const int max_length = static_cast<int>(o.max_length > 0 ? o.max_length : teacher.model.config().max_position_embeddings);
+  const int max_length = static_cast<int>(o.max_length > 0 ? o.max_length : teacher.model.config().max_tokens());
   std::vector<Encoding> encodings;
   std::vector<std::vector<int>> gold;
   for (const Record& r : data.records) {
@@ -96,7 +85,7 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
   for (const std::string name : {"attention_all", "attention_last", "saliency", "grad_x_input", "ig"}) {
     const auto explained = with_explanations(teacher, examples, name, o.statics);
     std::vector<std::vector<double>> scores;
-    for (const auto& ex : explained) scores.push_back(to_vector(ex.explanation));
+    for (const auto& ex : explained) scores.push_back(tensor_values(ex.explanation));
     rows.push_back({name, "static", agreement(scores, gold)});
   }
   nlohmann::json learned_files = nlohmann::json::array();

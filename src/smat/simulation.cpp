@@ -13,6 +13,7 @@
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/progress.h"
+#include "util/tensor_values.h"
 
 namespace salient::smat {
 
@@ -156,16 +157,10 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
   const TeacherExplainer kind = parse_teacher_explainer(name, "explainer");
   if (kind != TeacherExplainer::Registered) return with_explanations(teacher, std::move(out), kind, o);
   if (!(o.registered_temperature > 0))
-    fail("smat: the registered explainers' temperature must be > 0, got {}", o.registered_temperature);
+    fail("--registered-temperature: must be > 0, got {}", o.registered_temperature);
   const std::string method = registered_method(name);
   auto it = o.registered.find(method);
   ExplainOptions eo = it == o.registered.end() ? ExplainOptions{} : it->second;
-  // A regression teacher's output is its value: a softmax over one output is constant.
-  if (teacher.model.config().num_labels == 1) {
-    if (eo.output && *eo.output == ModelOutput::Probability)
-      fail("smat: '{}' explains a probability, but the teacher is a regression model (use the logit)", method);
-    eo.output = ModelOutput::Logit;
-  }
   eo.internal_batch = o.internal_batch;
   std::vector<const Encoding*> ptrs;
   std::vector<int64_t> targets;
@@ -223,9 +218,9 @@ SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& exam
 
 void StudentOptions::validate() const {
   if (!(lr > 0) || !std::isfinite(lr)) fail("--lr: must be > 0, got {}", lr);
-  if (!(meta_lr > 0)) fail("--meta-lr: must be > 0, got {}", meta_lr);
-  if (clip_norm < 0) fail("--clip: must be ≥ 0, got {}", clip_norm);
-  if (weight_decay < 0) fail("--weight-decay: must be ≥ 0, got {}", weight_decay);
+  if (!(meta_lr > 0) || !std::isfinite(meta_lr)) fail("--meta-lr: must be > 0, got {}", meta_lr);
+  if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) fail("--clip: must be ≥ 0, got {}", clip_norm);
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) fail("--weight-decay: must be ≥ 0, got {}", weight_decay);
   if (batch_size < 1) fail("--batch-size: must be ≥ 1, got {}", batch_size);
   if (patience < 1) fail("--patience: must be ≥ 1, got {}", patience);
   if (max_epochs < 1) fail("--max-epochs: must be ≥ 1, got {}", max_epochs);
@@ -233,11 +228,7 @@ void StudentOptions::validate() const {
 }
 
 nlohmann::json StudentRun::to_json() const {
-  auto vec = [](const torch::Tensor& t) {
-    if (!t.defined()) return nlohmann::json(nullptr);
-    torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-    return nlohmann::json(std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel()));
-  };
+  auto vec = [](const torch::Tensor& t) { return t.defined() ? nlohmann::json(tensor_values(t)) : nlohmann::json(nullptr); };
   return {{"simulability", simulability},
           {"valid_loss", valid_loss},
           {"valid_simulability", valid_simulability},
@@ -269,11 +260,10 @@ std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model,
     SimulationBatch sb = make_simulation_batch(examples, idx, pad_id, model.device());
     torch::Tensor logits = model.logits(sb.batch.input_ids, sb.batch.token_type_ids, sb.batch.attention_mask);
     if (sb.teacher_values.defined()) {
-      torch::Tensor out = logits.select(1, 0).to(torch::kCPU, torch::kFloat64).contiguous();
-      torch::Tensor target = sb.teacher_values.to(torch::kCPU, torch::kFloat64).contiguous();
-      loss += (out - target).pow(2).sum().item<double>();
-      student_values.insert(student_values.end(), out.data_ptr<double>(), out.data_ptr<double>() + out.numel());
-      teacher_values.insert(teacher_values.end(), target.data_ptr<double>(), target.data_ptr<double>() + target.numel());
+      const std::vector<double> out = tensor_values(logits.select(1, 0)), target = tensor_values(sb.teacher_values);
+      for (size_t i = 0; i < out.size(); ++i) loss += (out[i] - target[i]) * (out[i] - target[i]);
+      student_values.insert(student_values.end(), out.begin(), out.end());
+      teacher_values.insert(teacher_values.end(), target.begin(), target.end());
       continue;
     }
     loss += torch::cross_entropy_loss(logits, sb.teacher_labels, {}, at::Reduction::Sum).item<double>();
@@ -286,8 +276,12 @@ std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model,
 
 StudentRun run_student(const Transformer& student_init, int64_t pad_id, const std::vector<SimulationExample>& train,
                        const std::vector<SimulationExample>& valid, const std::vector<SimulationExample>& test,
-                       const StudentOptions& o, const torch::Tensor& teacher_coefficients_in, bool meta_train) {
+                       const StudentOptions& o, const torch::Tensor& teacher_coefficients_in, bool meta_train,
+                       Transformer* kept_student) {
   o.validate();
+  // The family of a registered method decides its default β (default_beta(name)): the caller says.
+  if (o.explainer == TeacherExplainer::Registered && o.beta < 0)
+    fail("smat: a registered explainer needs its β (default_beta(name): 5 attention family, 0.2 other)");
   if (train.empty()) fail("smat: no student training examples");
   if (valid.empty()) fail("smat: no validation examples");
   if (test.empty()) fail("smat: no test examples");
@@ -301,6 +295,13 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
          teacher_explainer_name(o.explainer));
   // No explainer: simulation only, whatever β says.
   const double beta = o.explainer == TeacherExplainer::None ? 0.0 : o.beta < 0 ? default_beta(o.explainer) : o.beta;
+  // β = 0 leaves the teacher's coefficients out of the student's loss: nothing to meta-learn.
+  if (meta_train && !(beta > 0)) fail("--beta: SMaT meta-training needs β > 0, got {}", beta);
+  // The student learns what the teacher outputs: one value for a regression teacher, classes otherwise.
+  const bool regression = train[0].teacher_value.has_value();
+  if (regression != (student_init.config().num_labels == 1))
+    fail("smat: the student has {} outputs but the teacher is a {} model", student_init.config().num_labels,
+         regression ? "regression (one-output)" : "classification");
   const auto start = std::chrono::steady_clock::now();
 
   torch::manual_seed(o.seed);
@@ -401,11 +402,15 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
     }
   }
   bar.finish(fmt::format("best epoch {}", run.best_epoch));
+  if (run.best_epoch == 0)
+    fail("smat: the student's validation {} was never a number (the run diverged; try a smaller --lr)",
+         o.select_by_accuracy ? "simulability" : "loss");
   Transformer best_model = s.model.clone();
   best_model.set_weights(std::move(best_weights));
   best_model.set_requires_grad(false);
   best_model.eval();
   run.simulability = simulation_loss_and_accuracy(best_model, pad_id, test).second;
+  if (kept_student) *kept_student = best_model;
   run.student_coefficient_logits = best_student.cpu();
   if (smat) run.teacher_coefficient_logits = best_teacher.cpu();
   run.seconds = seconds_since(start);

@@ -112,11 +112,11 @@ struct StudentRun {
 // Explainer Smat: `teacher_coefficient_logits` [teacher heads] are the teacher's (fixed unless
 // `meta_train`, which updates them each step through the pilot step on a cycled `valid` batch).
 // Keeps the epoch with the best validation score (options.select_by_accuracy); simulability is
-// measured on `test`.
+// measured on `test` with that epoch's student, which `kept_student` receives when given.
 StudentRun run_student(const Transformer& student, int64_t pad_id, const std::vector<SimulationExample>& train,
                        const std::vector<SimulationExample>& valid, const std::vector<SimulationExample>& test,
                        const StudentOptions& options, const torch::Tensor& teacher_coefficient_logits = {},
-                       bool meta_train = false);
+                       bool meta_train = false, Transformer* kept_student = nullptr);
 
 // Coefficient logits whose normalisation is uniform over `count` heads: the explainer then equals
 // the static all-heads mean (the paper's initialisation; for `none`, 1/count itself).

@@ -13,6 +13,8 @@
 #include "util/error.h"
 #include "util/io.h"
 #include "util/progress.h"
+#include "util/stats.h"
+#include "util/tensor_values.h"
 
 namespace salient::smat {
 
@@ -22,8 +24,20 @@ std::string run_name(const std::string& explainer, int64_t size, uint64_t seed) 
   return fmt::format("{}_n{}_s{}", explainer, size, seed);
 }
 
+// FNV-1a of a model's weights file, with its size: a teacher retrained at the same path is another
+// teacher, whose runs must not mix with the old one's.
+std::string weights_fingerprint(const std::string& model_dir) {
+  const std::string path = join_path(model_dir, "model.safetensors");
+  if (!file_exists(path)) return "none";
+  const std::string bytes = read_file(path);
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ULL;
+  return fmt::format("{} bytes, fnv1a {:016x}", bytes.size(), h);
+}
+
 nlohmann::json setup_json(const SimulationSetup& s) {
-  return {{"teacher", s.teacher},       {"student_init", s.student_init}, {"pool", s.pool},
+  return {{"teacher", s.teacher},       {"teacher_weights", weights_fingerprint(s.teacher)},
+          {"student_init", s.student_init}, {"pool", s.pool},     {"data_dir", s.data_dir},
           {"test_size", s.test_size},   {"valid_size", s.valid_size},     {"max_length", s.max_length},
           {"split_seed", s.split_seed}};
 }
@@ -69,6 +83,18 @@ void SimulationSetup::validate() const {
 }
 
 nlohmann::json SimulationData::describe() const {
+  if (!train.empty() && train[0].teacher_value) {  // a regression teacher: its outputs' mean and spread
+    auto stats = [](const std::vector<SimulationExample>& v) {
+      std::vector<double> x;
+      for (const auto& e : v) x.push_back(*e.teacher_value);
+      return nlohmann::json{{"mean", mean_of(x)}, {"std", sample_std(x)}};
+    };
+    return {{"train", train.size()},
+            {"valid", valid.size()},
+            {"test", test.size()},
+            {"task", "regression"},
+            {"teacher_output", {{"train", stats(train)}, {"valid", stats(valid)}, {"test", stats(test)}}}};
+  }
   auto share = [](const std::vector<SimulationExample>& v) {
     int64_t positive = 0;
     for (const auto& e : v) positive += e.teacher_label == 1;
@@ -133,6 +159,15 @@ void StudyOptions::validate() const {
   if (seeds.empty()) fail("--seeds: give at least one seed");
   if (explainers.empty()) fail("--explainers: give at least one explainer");
   for (const auto& e : explainers) parse_teacher_explainer(e, "--explainers");
+  // A repeated value would train the same run twice (the list of pending runs is made once).
+  auto once = [](auto values, const char* flag) {
+    std::sort(values.begin(), values.end());
+    auto twice = std::adjacent_find(values.begin(), values.end());
+    if (twice != values.end()) fail("{}: '{}' is given twice", flag, fmt::format("{}", *twice));
+  };
+  once(sizes, "--sizes");
+  once(seeds, "--seeds");
+  once(explainers, "--explainers");
 }
 
 nlohmann::json run_study(const StudyOptions& o) {
@@ -256,7 +291,7 @@ nlohmann::json report_study(const std::string& out_dir) {
   if (!dir_exists(runs_dir)) fail("--study: '{}' has no runs/ (salient smat study writes it)", out_dir);
   std::map<std::string, std::map<int64_t, std::vector<double>>> sims;
   std::map<int64_t, std::vector<std::vector<double>>> coefficients;  // size → per seed λ
-  std::vector<double> student_steps, meta_steps;
+  std::vector<double> student_steps, meta_steps, meta_run_student_steps;
   int64_t coefficient_layers = 0, coefficient_heads = 0;
   std::vector<std::string> order;
   for (const auto& name : list_files(runs_dir)) {
@@ -268,9 +303,9 @@ nlohmann::json report_study(const std::string& out_dir) {
     student_steps.push_back(r.at("run").at("student_step_seconds").get<double>());
     if (r.contains("meta_run")) {
       meta_steps.push_back(r.at("meta_run").at("meta_step_seconds").get<double>());
+      meta_run_student_steps.push_back(r.at("meta_run").at("student_step_seconds").get<double>());
       const LearnedHeadExplainer learned = load_head_explainer(join_path(out_dir, r.at("explainer_file").get<std::string>()));
-      torch::Tensor l = learned.coefficients().to(torch::kFloat64).contiguous();
-      coefficients[r.at("size").get<int64_t>()].emplace_back(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
+      coefficients[r.at("size").get<int64_t>()].push_back(tensor_values(learned.coefficients()));
       coefficient_layers = static_cast<int64_t>(learned.layers.size());
       coefficient_heads = learned.num_heads;
     }
@@ -320,16 +355,17 @@ nlohmann::json report_study(const std::string& out_dir) {
     }
     md << "\n";
   }
-  md << "\nSimulability (student–teacher agreement on the test split): median [25%, 75%] over seeds; ▲ / ▼: "
+  md << "\nSimulability on the test split (agreement with the teacher's labels; for a regression teacher, "
+        "Pearson's r of student and teacher outputs): median [25%, 75%] over seeds; ▲ / ▼: "
         "the 25–75% range lies above / below the no-explainer student's.\n";
-  auto mean = [](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  };
-  nlohmann::json cost = {{"student_step_seconds", mean(student_steps)}, {"meta_step_seconds", mean(meta_steps)}};
-  if (!meta_steps.empty() && mean(student_steps) > 0) {
-    cost["meta_step_over_student_step"] = mean(meta_steps) / mean(student_steps);
-    md << fmt::format("\nCost: {:.1f} ms per student step, {:.1f} ms per meta step ({:.2f} student steps).\n",
-                      1e3 * mean(student_steps), 1e3 * mean(meta_steps), mean(meta_steps) / mean(student_steps));
+  nlohmann::json cost = {{"student_step_seconds", mean_of(student_steps)}, {"meta_step_seconds", mean_of(meta_steps)}};
+  // The ratio within the meta runs: their own student steps, timed under the same load.
+  if (!meta_steps.empty() && mean_of(meta_run_student_steps) > 0) {
+    const double ratio = mean_of(meta_steps) / mean_of(meta_run_student_steps);
+    cost["meta_step_over_student_step"] = ratio;
+    md << fmt::format("\nCost: {:.1f} ms per student step (all runs); in the meta runs {:.1f} ms per student step and "
+                      "{:.1f} ms per meta step ({:.2f} student steps).\n",
+                      1e3 * mean_of(student_steps), 1e3 * mean_of(meta_run_student_steps), 1e3 * mean_of(meta_steps), ratio);
   }
   nlohmann::json heatmaps = nlohmann::json::array();
   for (const auto& [n, per_seed] : coefficients) {

@@ -11,6 +11,7 @@
 #include "util/io.h"
 #include "util/runtime.h"
 #include "util/progress.h"
+#include "util/tensor_values.h"
 
 namespace salient {
 
@@ -147,8 +148,7 @@ std::vector<int64_t> predict_labels(const Classifier& clf, const std::vector<Enc
 std::vector<double> predict_values(const Classifier& clf, const std::vector<Encoding>& encs, int64_t batch_size) {
   if (clf.model.config().num_labels != 1)
     fail("model: a regression model has one output; this one has {} labels", clf.model.config().num_labels);
-  torch::Tensor v = all_logits(clf, encs, batch_size).select(1, 0).contiguous();
-  return {v.data_ptr<double>(), v.data_ptr<double>() + v.numel()};
+  return tensor_values(all_logits(clf, encs, batch_size).select(1, 0));
 }
 
 RegressionMetrics evaluate_regressor(const Classifier& clf, const Dataset& data, int64_t max_length, int64_t batch_size) {
@@ -226,7 +226,7 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
 
 TrainResult train_classifier(const TrainOptions& o_in) {
   TrainOptions o = o_in;
-  if (o.regression && o.select_metric == "accuracy") o.select_metric = "pearson";  // the default for regression
+  if (o.select_metric.empty()) o.select_metric = o.regression ? "pearson" : "accuracy";
   const TrainingObjective objective =
       o.objective ? o.objective : o.regression ? mean_squared_error_objective() : cross_entropy_objective();
   if (o.output_dir.empty()) fail("--out: an output directory is required");

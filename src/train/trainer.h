@@ -46,7 +46,8 @@ struct TrainOptions {
   // Names for the integer labels of a data file that has ids only (e.g. {"negative", "positive"});
   // empty: the data's own names.
   std::vector<std::string> label_names;
-  std::string select_metric = "accuracy";  // accuracy | macro_f1 | mcc; regression: pearson (the default) | neg_mse
+  // accuracy | macro_f1 | mcc; regression: pearson | neg_mse. Empty: accuracy, or pearson for regression.
+  std::string select_metric;
   // Regression on the data's `target` numbers: one output, MSE, dev Pearson and MSE.
   bool regression = false;
   uint64_t seed = 13;
