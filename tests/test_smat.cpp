@@ -234,28 +234,33 @@ SimulationBatch sim_batch(const Transformer& teacher, uint64_t seed) {
 
 TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
   Transformer teacher = tiny_bert(1);
-  Student student{tiny_bert(2), torch::zeros({6}, torch::kFloat64).requires_grad_(true), {}};
-  student.model.set_requires_grad(true);
   SimulationBatch train = sim_batch(teacher, 3), valid = sim_batch(teacher, 4);
   torch::manual_seed(5);
   const torch::Tensor lambda0 = torch::randn({6}, torch::kFloat64) * 0.5;
-  // Plain SGD (no clipping, no decay) at lr 0.5.
-  const StudentOptimizer sgd({OptimizerKind::Sgd, 0.5, 0.0, 0.0}, student_parameters(student));
-  for (Normalizer n : {Normalizer::Softmax, Normalizer::Sparsemax}) {
+  // ∂(meta loss)/∂λ by autograd (through the pilot step) against central differences.
+  auto check = [&](const Student& student, const SimulationBatch& tr, const SimulationBatch& va, Normalizer n,
+                   const StudentOptimizer& optimizer, const std::string& what) {
     torch::Tensor lambda = lambda0.clone().requires_grad_(true);
-    torch::Tensor g = torch::autograd::grad({meta_loss(student, train, valid, lambda, n, 5.0, sgd)}, {lambda})[0];
-    EXPECT_GT(g.abs().max().item<double>(), 1e-8) << normalizer_name(n);  // the teacher's explainer matters
+    torch::Tensor g = torch::autograd::grad({meta_loss(student, tr, va, lambda, n, 5.0, optimizer)}, {lambda})[0];
+    EXPECT_GT(g.abs().max().item<double>(), 1e-8) << what;  // the teacher's explainer matters
     for (int64_t i = 0; i < 6; ++i) {
       torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
       lp[i] += 1e-5;
       lm[i] -= 1e-5;
-      const double fd = (meta_loss(student, train, valid, lp, n, 5.0, sgd) - meta_loss(student, train, valid, lm, n, 5.0, sgd))
-                            .item<double>() / 2e-5;
-      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << normalizer_name(n) << " coefficient " << i;
+      const double fd =
+          (meta_loss(student, tr, va, lp, n, 5.0, optimizer) - meta_loss(student, tr, va, lm, n, 5.0, optimizer)).item<double>() /
+          2e-5;
+      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << what << " coefficient " << i;
     }
-  }
+  };
+  Student student{tiny_bert(2), torch::zeros({6}, torch::kFloat64).requires_grad_(true), {}};
+  student.model.set_requires_grad(true);
+  // Plain SGD (no clipping, no decay) at lr 0.5.
+  const StudentOptimizer sgd({OptimizerKind::Sgd, 0.5, 0.0, 0.0}, student_parameters(student));
+  check(student, train, valid, Normalizer::Softmax, sgd, "softmax");
+  check(student, train, valid, Normalizer::Sparsemax, sgd, "sparsemax");
   // The pilot step by AdamW's rule with clipping, after two real steps (moments and bias
-  // correction in play), is differentiated as exactly.
+  // correction in play).
   Student adam_student{tiny_bert(2), torch::zeros({6}, torch::kFloat64).requires_grad_(true), {}};
   adam_student.model.set_requires_grad(true);
   const std::vector<torch::Tensor> adam_params = student_parameters(adam_student);
@@ -263,39 +268,12 @@ TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
   for (int k = 0; k < 2; ++k)
     adam.step(adam_params, torch::autograd::grad({student_loss(adam_student, train, lambda0, Normalizer::Sparsemax, 5.0)},
                                                  adam_params, {}, false, false, true));
-  {
-    torch::Tensor lambda = lambda0.clone().requires_grad_(true);
-    torch::Tensor g =
-        torch::autograd::grad({meta_loss(adam_student, train, valid, lambda, Normalizer::Sparsemax, 5.0, adam)}, {lambda})[0];
-    EXPECT_GT(g.abs().max().item<double>(), 1e-8);
-    for (int64_t i = 0; i < 6; ++i) {
-      torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
-      lp[i] += 1e-5;
-      lm[i] -= 1e-5;
-      const double fd = (meta_loss(adam_student, train, valid, lp, Normalizer::Sparsemax, 5.0, adam) -
-                         meta_loss(adam_student, train, valid, lm, Normalizer::Sparsemax, 5.0, adam))
-                            .item<double>() / 2e-5;
-      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << "adamw coefficient " << i;
-    }
-  }
+  check(adam_student, train, valid, Normalizer::Sparsemax, adam, "adamw");
   // A regression teacher: L_sim is the squared error to its outputs, through the pilot step too.
-  {
-    SimulationBatch rtrain = train, rvalid = valid;
-    rtrain.teacher_values = torch::linspace(-1, 1, 4, torch::kFloat64);
-    rvalid.teacher_values = torch::linspace(1, -0.5, 4, torch::kFloat64);
-    torch::Tensor lambda = lambda0.clone().requires_grad_(true);
-    torch::Tensor g =
-        torch::autograd::grad({meta_loss(student, rtrain, rvalid, lambda, Normalizer::Softmax, 5.0, sgd)}, {lambda})[0];
-    for (int64_t i = 0; i < 6; ++i) {
-      torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
-      lp[i] += 1e-5;
-      lm[i] -= 1e-5;
-      const double fd = (meta_loss(student, rtrain, rvalid, lp, Normalizer::Softmax, 5.0, sgd) -
-                         meta_loss(student, rtrain, rvalid, lm, Normalizer::Softmax, 5.0, sgd))
-                            .item<double>() / 2e-5;
-      EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << "regression coefficient " << i;
-    }
-  }
+  SimulationBatch rtrain = train, rvalid = valid;
+  rtrain.teacher_values = torch::linspace(-1, 1, 4, torch::kFloat64);
+  rvalid.teacher_values = torch::linspace(1, -0.5, 4, torch::kFloat64);
+  check(student, rtrain, rvalid, Normalizer::Softmax, sgd, "regression");
   // Without explanations (β = 0) the teacher's coefficients cannot move the meta loss.
   torch::Tensor lambda = lambda0.clone().requires_grad_(true);
   auto g0 = torch::autograd::grad({meta_loss(student, train, valid, lambda, Normalizer::Softmax, 0.0, sgd)}, {lambda}, {},

@@ -43,6 +43,18 @@ torch::Tensor uniform_mix(const torch::Tensor& head_scores, int64_t heads_per_la
   return torch::softmax(s.to(torch::kFloat64).mean(0), 0).to(torch::kFloat32);
 }
 
+// The registry method's scores of every example for the teacher's own label (its prediction).
+std::vector<Explanation> explain_teacher_labels(const Classifier& teacher, const std::vector<SimulationExample>& examples,
+                                                const std::string& method, const ExplainOptions& options) {
+  std::vector<const Encoding*> inputs;
+  std::vector<int64_t> targets;
+  for (const auto& ex : examples) {
+    inputs.push_back(&ex.encoding);
+    targets.push_back(ex.teacher_label);
+  }
+  return make_explainer(method)->explain(teacher, inputs, targets, options);
+}
+
 std::vector<int64_t> student_layers(const Transformer& student, TeacherExplainer e) {
   if (e == TeacherExplainer::AttentionLast) return {student.num_layers() - 1};
   return {};
@@ -140,13 +152,7 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
     eo.output = ModelOutput::Logit;  // the authors' gradient explainers differentiate the logit
     eo.internal_batch = o.internal_batch;
     if (explainer == TeacherExplainer::IntegratedGradients) eo.params = {{"steps", o.ig_steps}, {"baseline", "zeros"}};
-    std::vector<const Encoding*> ptrs;
-    std::vector<int64_t> targets;
-    for (const auto& ex : out) {
-      ptrs.push_back(&ex.encoding);
-      targets.push_back(ex.teacher_label);
-    }
-    const std::vector<Explanation> expl = make_explainer(method)->explain(teacher, ptrs, targets, eo);
+    const std::vector<Explanation> expl = explain_teacher_labels(teacher, out, method, eo);
     for (size_t i = 0; i < out.size(); ++i) out[i].explanation = token_distribution(expl[i].scores, temperature);
   }
   return out;
@@ -162,13 +168,7 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
   auto it = o.registered.find(method);
   ExplainOptions eo = it == o.registered.end() ? ExplainOptions{} : it->second;
   eo.internal_batch = o.internal_batch;
-  std::vector<const Encoding*> ptrs;
-  std::vector<int64_t> targets;
-  for (const auto& ex : out) {
-    ptrs.push_back(&ex.encoding);
-    targets.push_back(ex.teacher_label);
-  }
-  const std::vector<Explanation> expl = make_explainer(method)->explain(teacher, ptrs, targets, eo);
+  const std::vector<Explanation> expl = explain_teacher_labels(teacher, out, method, eo);
   for (size_t i = 0; i < out.size(); ++i) {
     double largest = 0;
     for (double v : expl[i].scores) largest = std::max(largest, std::abs(v));
