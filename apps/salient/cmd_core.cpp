@@ -255,16 +255,16 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
       fail("--task: must be classification or regression, got '{}'", train_task);
     tr.regression = train_task == "regression";
     TrainResult r = train_classifier(tr);
-    if (tr.regression)
-      std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"pearson", r.best_regression.pearson},
-                                   {"mse", r.best_regression.mse}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})
-                       .dump()
-                << "\n";
-    else
-      std::cout << nlohmann::json({{"best_epoch", r.best_epoch}, {"accuracy", r.best.accuracy}, {"macro_f1", r.best.macro_f1},
-                                   {"mcc", r.best.mcc}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}})
-                       .dump()
-                << "\n";
+    nlohmann::json j = {{"best_epoch", r.best_epoch}, {"train_seconds", r.train_seconds}, {"model", tr.output_dir}};
+    if (tr.regression) {
+      j["pearson"] = r.best_regression.pearson;
+      j["mse"] = r.best_regression.mse;
+    } else {
+      j["accuracy"] = r.best.accuracy;
+      j["macro_f1"] = r.best.macro_f1;
+      j["mcc"] = r.best.mcc;
+    }
+    std::cout << j.dump() << "\n";
   }});
 }
 

@@ -170,11 +170,10 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
   eo.internal_batch = o.internal_batch;
   const std::vector<Explanation> expl = explain_teacher_labels(teacher, out, method, eo);
   for (size_t i = 0; i < out.size(); ++i) {
+    // softmax(s / max|s| / T) = softmax(s / (max|s|·T)); all-zero scores give the uniform one at any T.
     double largest = 0;
     for (double v : expl[i].scores) largest = std::max(largest, std::abs(v));
-    std::vector<double> scaled = expl[i].scores;
-    for (double& v : scaled) v = largest > 0 ? v / largest : 0.0;  // all zero: uniform
-    out[i].explanation = token_distribution(scaled, o.registered_temperature);
+    out[i].explanation = token_distribution(expl[i].scores, (largest > 0 ? largest : 1.0) * o.registered_temperature);
   }
   return out;
 }

@@ -322,17 +322,18 @@ TrainResult train_classifier(const TrainOptions& o_in) {
     best_value = st.at("best_value");
     trained_seconds = st.at("train_seconds");
     result.best_epoch = st.at("best_epoch");
-    if (st.contains("best")) {
-      if (o.regression) result.best_regression = regression_from_json(st["best"]);
-      else result.best = metrics_from_json(st["best"]);
-    }
+    // The dev metrics of the task: the inverse of dev_json below.
+    auto read_dev = [&](const nlohmann::json& j, ClassificationMetrics& c, RegressionMetrics& r) {
+      if (o.regression) r = regression_from_json(j);
+      else c = metrics_from_json(j);
+    };
+    if (st.contains("best")) read_dev(st["best"], result.best, result.best_regression);
     for (const auto& h : st.at("history")) {
       EpochRecord r;
       r.epoch = h.at("epoch");
       r.train_loss = h.at("train_loss");
       r.seconds = h.at("seconds");
-      if (o.regression) r.dev_regression = regression_from_json(h.at("dev"));
-      else r.dev = metrics_from_json(h.at("dev"));
+      read_dev(h.at("dev"), r.dev, r.dev_regression);
       result.history.push_back(r);
     }
     load_optimizer(optimizer, ckpt_dir, clf.model.device());
