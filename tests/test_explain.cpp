@@ -16,7 +16,7 @@
 #include "smat/head_explainer.h"
 #include "expnet/expnet.h"
 #include "model/checkpoint.h"
-#include "explain/ig_kernels.h"
+#include "explain/gradient/ig_kernels.h"
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"

@@ -400,6 +400,11 @@ ParamSpec removal_param() {
   return choice_param("removal", "mask", {"mask", "delete"}, "a removed token is replaced by [MASK] or deleted");
 }
 ParamSpec start_layer_param() { return int_param("start_layer", 0, 0, kInf, "first layer rolled out"); }
+int64_t start_layer(const ExplainOptions& o, size_t layers) {
+  const int64_t s = param_int(o, "start_layer");
+  if (s < 0 || s >= static_cast<int64_t>(layers)) fail("--start-layer: {} out of range for {} layers", s, layers);
+  return s;
+}
 
 }  // namespace explain
 }  // namespace salient

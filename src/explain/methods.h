@@ -25,6 +25,8 @@ ParamSpec choice_param(std::string name, std::string def, std::vector<std::strin
 ParamSpec string_param(std::string name, nlohmann::json def, std::string doc);
 ParamSpec removal_param();      // --removal mask | delete
 ParamSpec start_layer_param();  // --start-layer (rollouts)
+// The start_layer parameter, checked against the model's number of layers.
+int64_t start_layer(const ExplainOptions& o, size_t layers);
 
 // Logits without the work the classifier never reads: the head sees only the last layer's [CLS]
 // state, so the last layer runs for [CLS] alone (Transformer::first_token_layer, which never forms

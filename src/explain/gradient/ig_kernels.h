@@ -1,10 +1,10 @@
 #pragma once
-// CPU kernels of the fused IG path (gradient_methods.cpp): the first layer's attention scores in
+// CPU kernels of the fused IG path (gradient/ig_paths.cpp): the first layer's attention scores in
 // closed form, and GELU with its derivative in one pass.
 //
 // Along IG's line the first layer's queries and keys of token i are A_i·u_i + B_i·v_i + c with
 // per-(point, token) scalars A_i, B_i and per-token vectors u_i, v_i fixed per example (see
-// LinearEmbedding in gradient_methods.cpp). So the scaled score of head h is
+// LinearEmbedding in gradient/ig_paths.h). So the scaled score of head h is
 //   S_ij = A_i(A_j·uu_ij + B_j·uv_ij) + B_i(A_j·vu_ij + B_j·vv_ij) + A_j·cu_j + B_j·cv_j + const_i
 // with the four grams uu = scale·Q(u)K(u)ᵀ, uv = scale·Q(u)K(v)ᵀ, … and cu_j = scale·c_q·K(u)_j,
 // computed once per example. const_i does not change softmax over j and is left out. A point's

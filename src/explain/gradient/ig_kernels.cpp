@@ -1,4 +1,4 @@
-#include "explain/ig_kernels.h"
+#include "explain/gradient/ig_kernels.h"
 
 #include <atomic>
 #include <cmath>

@@ -1,45 +1,14 @@
-// Gradient-based explainers on the word-embedding output (as Captum's Layer* methods on
-// bert.embeddings.word_embeddings): random, saliency (gradient L2), gradient × input,
-// integrated gradients, and occlusion (leave-one-out).
-#include <algorithm>
-#include <atomic>
+// Integrated gradients' fast paths: see ig_paths.h.
+#include "explain/gradient/ig_paths.h"
+
 #include <cmath>
 
+#include "explain/gradient/ig_kernels.h"
 #include "explain/methods.h"
-#include "explain/ig_kernels.h"
 #include "model/gemm.h"
-#include "util/error.h"
-#include "util/quadrature.h"
 
 namespace salient::explain {
 namespace {
-
-// One padded batch of the inputs, its word embeddings, and the explained targets.
-struct Prepared {
-  Batch batch;
-  torch::Tensor embeds;   // [B, L, E], detached
-  torch::Tensor targets;  // [B]
-};
-
-Prepared prepare(const Classifier& clf, const std::vector<const Encoding*>& inputs, const std::vector<int64_t>& targets) {
-  check_inputs(inputs, targets, clf.model.config().num_labels);
-  Prepared p;
-  p.batch = make_batch(inputs, clf.tokenizer.pad_id(), clf.model.device());
-  torch::NoGradGuard no_grad;
-  p.embeds = clf.model.word_embeddings(p.batch.input_ids).detach();
-  p.targets = targets_tensor(targets).to(clf.model.device());
-  return p;
-}
-
-// ∂F/∂e and F for rows of word embeddings `embeds` (rows are independent).
-std::pair<torch::Tensor, torch::Tensor> output_and_grad(const Classifier& clf, torch::Tensor embeds,
-                                                        const torch::Tensor& types, const torch::Tensor& mask,
-                                                        const torch::Tensor& targets, ModelOutput output) {
-  embeds = embeds.detach().requires_grad_(true);
-  torch::Tensor f = target_output(cls_logits(clf.model, {}, types, mask, embeds), targets, output);
-  torch::Tensor g = torch::autograd::grad({f.sum()}, {embeds})[0];
-  return {f.detach(), g};
-}
 
 // out[r, i, :] = a[r, i]·P[ex[r], i, :] + b[r, i]·Q[ex[r], i, :] + c, without autograd.
 torch::Tensor combine_rows(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& P,
@@ -133,20 +102,7 @@ std::pair<torch::Tensor, torch::Tensor> stacked_qkv(const Transformer& m, int64_
   return {torch::cat({l.q_w, l.k_w, l.v_w}), torch::cat({l.q_b, l.k_b, l.v_b})};
 }
 
-// IG's first layer in closed form. At a point z = c + α·d (c: baseline word embedding plus
-// position and type embeddings, d = x − x'), the embedding LayerNorm is
-//   LN(z) = γ⊙(c̄ + α·d̄)/σ(α) + β,  σ(α)² = S_cc + 2α·S_cd + α²·S_dd + ε
-// with c̄, d̄ centred and S the mean products, so e(α) = A·u + B·v + β with scalars A = 1/σ,
-// B = α/σ and per-token vectors u = γ⊙c̄, v = γ⊙d̄; the first layer's Q/K/V are A·uWᵀ + B·vWᵀ +
-// (βWᵀ + b) as well. uWᵀ and vWᵀ are computed once per example instead of once per point, and
-// the backward pass stops at the scalars: with α a separate leaf per (point, token),
-// ∂F/∂α_i = ⟨∇_{z_i}F, d_i⟩, which is exactly IG's summand for token i.
-struct LinearEmbedding {
-  torch::Tensor s_cc, s_cd, s_dd;       // [B, L], float64
-  torch::Tensor u, v, beta;             // [B, L, Hd] ×2, [Hd]: e = A·u + B·v + beta
-  torch::Tensor qkv_u, qkv_v, qkv_c;    // [B, L, 3Hd] ×2, [3Hd]: layer 0's Q|K|V likewise
-  torch::Tensor grams, keys;            // [B, H, 4, L, L], [B, H, 2, L]: see ig_kernels.h
-};
+}  // namespace
 
 LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base, const torch::Tensor& diff,
                                  const torch::Tensor& types, const torch::Tensor& mask) {
@@ -225,20 +181,6 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, 
   torch::Tensor g = torch::autograd::grad({f.sum()}, {alpha})[0];
   return {f.detach().to(torch::kDouble), g};
 }
-
-// ---- IG's fused CPU path ----
-// The same quantity as ig_alpha_gradient, computed without autograd: every layer (the last one for
-// [CLS] only) is a fixed chain of ATen kernels and CBLAS calls whose backward is written out
-// (input gradients only), with attention's per-(row, head) products read from and written to the
-// Q|K|V and context buffers in place. Only the classifier head, O(rows), runs under autograd.
-
-// A full layer's weights as the fused path reads them: Q|K|V stacked, and each forward weight also
-// transposed once (x·Wᵀ from a contiguous Wᵀ runs ~10% faster in OpenBLAS at these shapes).
-struct FusedLayer : Transformer::LayerWeights {
-  torch::Tensor w_qkv, b_qkv;
-  torch::Tensor w_qkv_t, o_w_t, i_w_t, out_w_t;
-};
-
 FusedLayer fused_layer(const Transformer& m, int64_t layer) {
   FusedLayer f;
   static_cast<Transformer::LayerWeights&>(f) = m.layer(layer);
@@ -249,6 +191,7 @@ FusedLayer fused_layer(const Transformer& m, int64_t layer) {
   f.out_w_t = f.out_w.t().contiguous();
   return f;
 }
+namespace {
 
 // What a layer's backward needs from its forward.
 struct LayerTape {
@@ -502,6 +445,8 @@ FirstScoreTerms<T> first_score_terms(const LinearEmbedding& le) {
   return {le.grams.data_ptr<T>(), le.keys.data_ptr<T>(), le.grams.stride(0), le.keys.stride(0), le.grams.size(-1)};
 }
 
+}  // namespace
+
 // ∂F/∂α per (row, token) as ig_alpha_gradient, on the fused path (CPU). layers: every layer; le
 // with the first layer's score terms (add_first_score_terms) when there are two layers or more.
 std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transformer& m, const LinearEmbedding& le,
@@ -565,304 +510,6 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transforme
   // dA/dα = −A³·(S_cd + α·S_dd), dB/dα = A + α·dA/dα.
   torch::Tensor dA = -inv * inv * inv * (rows(le.s_cd) + alpha * rows(le.s_dd));
   return {f.detach().to(torch::kDouble), ga.to(torch::kDouble) * dA + gb.to(torch::kDouble) * (inv + alpha * dA)};
-}
-
-class RandomExplainer : public Explainer {
- public:
-  std::string name() const override { return "random"; }
-  bool uses_model_output() const override { return false; }
-  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
-                                   const std::vector<int64_t>& targets, const ExplainOptions& o) override {
-    check_inputs(inputs, targets, clf.model.config().num_labels);
-    std::vector<Explanation> out;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      auto rng = example_rng(o.seed, *inputs[i]);
-      std::uniform_real_distribution<double> u(0.0, 1.0);
-      Explanation e{name(), targets[i], {}, nlohmann::json::object()};
-      for (size_t t = 0; t < inputs[i]->ids.size(); ++t) e.scores.push_back(u(rng));
-      out.push_back(std::move(e));
-    }
-    return out;
-  }
-};
-
-// Saliency and gradient × input share one backward pass over the whole batch.
-class GradientExplainer : public Explainer {
- public:
-  explicit GradientExplainer(bool times_input) : times_input_(times_input) {}
-  std::string name() const override { return times_input_ ? "grad_x_input" : "saliency"; }
-  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
-                                   const std::vector<int64_t>& targets, const ExplainOptions& o) override {
-    Prepared p = prepare(clf, inputs, targets);
-    std::vector<Explanation> out;
-    const int64_t chunk = std::max<int64_t>(o.internal_batch, 1), B = p.embeds.size(0);
-    for (int64_t s = 0; s < B; s += chunk) {
-      const int64_t e = std::min(B, s + chunk);
-      auto [f, g] = output_and_grad(clf, p.embeds.slice(0, s, e), p.batch.token_type_ids.slice(0, s, e),
-                                    p.batch.attention_mask.slice(0, s, e), p.targets.slice(0, s, e), output_of(o));
-      torch::Tensor scores = times_input_ ? (g * p.embeds.slice(0, s, e)).sum(-1) : g.norm(2, -1);
-      for (int64_t b = 0; b < e - s; ++b)
-        out.push_back({name(), targets[s + b], row_scores(scores, b, p.batch.lengths[s + b]), nlohmann::json::object()});
-    }
-    return out;
-  }
-
- private:
-  bool times_input_;
-};
-
-// Integrated gradients on the word embeddings: attr = (x − x') ⊙ Σ_k w_k ∂F(x' + α_k(x − x'))/∂x,
-// summed over the hidden dimension. All (input, point) rows are evaluated in chunks of at most
-// internal_batch rows. Extras: delta = Σ attr − (F(x) − F(x')) (Captum's convergence delta).
-constexpr int64_t kIgTokenRows = 2048;
-// Rows of a shorter example join a chunk only if it has at least kIgPaddingRule/10 of the chunk's length.
-constexpr int64_t kIgPaddingRule = 9;
-
-class IntegratedGradients : public Explainer {
- public:
-  std::string name() const override { return "ig"; }
-  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
-                                   const std::vector<int64_t>& targets, const ExplainOptions& o) override {
-    const int64_t n = param_int(o, "steps");
-    const std::string rule = param_string(o, "rule");
-    const std::string baseline_kind = param_string(o, "baseline");
-    if (n < 2) fail("--steps: need at least 2, got {}", n);
-    // Captum's points (float32 linspace) and weights, for parity with LayerIntegratedGradients.
-    const Quadrature q = make_quadrature(parse_rule(rule), n, QuadratureConvention::Captum);
-    const std::vector<double>& alpha = q.alphas;
-    const std::vector<double>& weight = q.weights;
-    Prepared p = prepare(clf, inputs, targets);
-    const int64_t B = p.embeds.size(0);
-    const torch::Device dev = clf.model.device();
-
-    // Baseline word embeddings.
-    torch::Tensor base;
-    {
-      torch::NoGradGuard no_grad;
-      if (baseline_kind == "zeros" || baseline_kind == "zero") {
-        base = torch::zeros_like(p.embeds);
-      } else if (baseline_kind == "pad" || baseline_kind == "mask") {
-        const int64_t fill = baseline_kind == "pad" ? clf.tokenizer.pad_id() : clf.tokenizer.mask_id();
-        torch::Tensor ids = p.batch.input_ids.clone().cpu();
-        auto a = ids.accessor<int64_t, 2>();
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t t = 0; t < p.batch.lengths[b]; ++t)
-            if (!clf.tokenizer.is_structural(a[b][t])) a[b][t] = fill;  // [CLS]/[SEP] kept
-        base = clf.model.word_embeddings(ids.to(dev)).detach();
-      } else {
-        fail("--baseline: unknown baseline '{}' (pad, zeros, mask)", baseline_kind);
-      }
-    }
-    torch::Tensor diff = p.embeds - base;
-    const int64_t rows = B * n, chunk = std::max<int64_t>(o.internal_batch, 1);
-    auto opts = torch::TensorOptions().dtype(p.embeds.scalar_type()).device(dev);
-    torch::Tensor alpha_t = torch::tensor(alpha, torch::kDouble).to(dev), weight_t = torch::tensor(weight, torch::kDouble).to(dev);
-    // Rows (example, point) ordered by example length, longest first, so each chunk is cut to the
-    // longest example it holds: little padding is computed even when lengths in the batch differ.
-    std::vector<int64_t> by_length(B);
-    for (int64_t b = 0; b < B; ++b) by_length[b] = b;
-    std::stable_sort(by_length.begin(), by_length.end(),
-                     [&](int64_t x, int64_t y) { return p.batch.lengths[x] > p.batch.lengths[y]; });
-    std::vector<int64_t> row_ex(rows), row_k(rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      row_ex[r] = by_length[r / n];
-      row_k[r] = r % n;
-    }
-    // impl: "fused" (CPU default: closed-form first layer, hand-written backward), "autograd"
-    // (closed-form first layer under autograd; the default off CPU) or "plain" (the textbook
-    // gradient at every point, also used for a model in training mode). Same values up to rounding.
-    std::string impl = param_string(o, "impl");
-    if (impl == "auto") impl = clf.model.training() ? "plain" : dev.is_cpu() ? "fused" : "autograd";
-    if (impl != "fused" && impl != "autograd" && impl != "plain")
-      fail("--impl: unknown implementation '{}' (auto, fused, autograd, plain)", impl);
-    if (impl == "fused" && !dev.is_cpu()) fail("--impl: fused runs on CPU only");
-    const bool plain = impl == "plain";
-    LinearEmbedding le;
-    std::vector<FusedLayer> fused;
-    if (!plain) le = linear_embedding(clf.model, base, diff, p.batch.token_type_ids, p.batch.attention_mask);
-    if (impl == "fused") {
-      for (int64_t i = 0; i < clf.model.num_layers(); ++i) fused.push_back(fused_layer(clf.model, i));
-      if (clf.model.num_layers() > 1) add_first_score_terms(clf.model, le);
-    }
-    torch::Tensor attr = torch::zeros({B, p.embeds.size(1)}, torch::TensorOptions().dtype(torch::kDouble).device(dev));
-    // Chunks of rows: besides the row cap, at most kIgTokenRows token positions per pass: larger
-    // passes run slower per FLOP once activations leave the caches (BERT-base, 128 tokens, 50
-    // points: 16 rows per pass 1.19x the FLOP floor, 64 rows 1.37x; docs/PERFORMANCE.md).
-    // A chunk also ends where the next example is much shorter than its longest (first) one, so
-    // little padding is computed: padded positions cost as much as tokens. Each run of rows of
-    // similar length is cut into equal chunks (BERT-base, 50 points: 13+13+12+12 rows, not
-    // 16+16+16+2), so that threads taking whole chunks finish together.
-    std::vector<std::pair<int64_t, int64_t>> chunks;
-    for (int64_t s = 0, run_end = 0; s < rows; s = run_end) {
-      const int64_t Lc = p.batch.lengths[row_ex[s]];
-      for (run_end = s + 1; run_end < rows && 10 * p.batch.lengths[row_ex[run_end]] >= kIgPaddingRule * Lc; ++run_end) {
-      }
-      const int64_t n_run = run_end - s, per = std::min(chunk, std::max<int64_t>(1, kIgTokenRows / Lc));
-      const int64_t k = (n_run + per - 1) / per;
-      for (int64_t i = 0, b = s; i < k; ++i) {
-        const int64_t e = b + n_run / k + (i < n_run % k ? 1 : 0);
-        chunks.emplace_back(b, e);
-        b = e;
-      }
-    }
-    const int64_t n_chunks = static_cast<int64_t>(chunks.size());
-    // A chunk's rows as (example, point) index tensors.
-    auto chunk_rows = [&](int64_t c) {
-      const auto [s, e] = chunks[c];
-      auto index = [&](const std::vector<int64_t>& v) {
-        return torch::tensor(std::vector<int64_t>(v.begin() + s, v.begin() + e), torch::kLong).to(dev);
-      };
-      return std::make_pair(index(row_ex), index(row_k));
-    };
-    // Per chunk: F per row and Σ_h d ⊙ ∂F/∂z per (row, token).
-    std::vector<torch::Tensor> chunk_f(n_chunks), chunk_g(n_chunks);
-    auto run_chunk = [&](int64_t c) {
-      const int64_t Lc = p.batch.lengths[row_ex[chunks[c].first]];
-      const auto [ex, k] = chunk_rows(c);
-      torch::Tensor mask = p.batch.attention_mask.index_select(0, ex).slice(1, 0, Lc);
-      torch::Tensor tg = p.targets.index_select(0, ex);
-      if (plain) {
-        torch::Tensor a = alpha_t.to(opts.dtype()).index_select(0, k).view({-1, 1, 1});
-        torch::Tensor d = diff.index_select(0, ex).slice(1, 0, Lc);
-        torch::Tensor pts = base.index_select(0, ex).slice(1, 0, Lc) + a * d;
-        auto fg = output_and_grad(clf, pts, p.batch.token_type_ids.index_select(0, ex).slice(1, 0, Lc), mask, tg, output_of(o));
-        chunk_f[c] = fg.first.to(torch::kDouble);
-        chunk_g[c] = (fg.second * d).sum(-1).to(torch::kDouble);
-      } else if (impl == "fused") {
-        std::tie(chunk_f[c], chunk_g[c]) =
-            ig_alpha_gradient_fused(clf.model, le, fused, ex, alpha_t.index_select(0, k), Lc, mask, tg, output_of(o));
-      } else {
-        std::tie(chunk_f[c], chunk_g[c]) =
-            ig_alpha_gradient(clf.model, le, ex, alpha_t.index_select(0, k), Lc, mask, tg, output_of(o));
-      }
-    };
-    const int64_t threads = at::get_num_threads();
-    if (impl == "fused" && n_chunks > 1 && threads > 1) {
-      // Chunks are independent: on several threads each takes whole chunks, which scales better
-      // than splitting each pass's small kernels (ops inside a parallel region run single-threaded).
-      // Each thread takes the next chunk when it is free; chunks come longest first, so the
-      // threads finish close together.
-      std::atomic<int64_t> next{0};
-      at::parallel_for(0, std::min(threads, n_chunks), 1, [&](int64_t, int64_t) {
-        for (int64_t c = next++; c < n_chunks; c = next++) run_chunk(c);
-      });
-    } else {
-      for (int64_t c = 0; c < n_chunks; ++c) run_chunk(c);
-    }
-    // Summed in chunk order whatever the threads did, so results do not depend on them. Rules
-    // whose points include α = 0 and 1 (trapezoid) already computed F(x') and F(x) for the delta.
-    std::vector<double> f_in(B, std::nan("")), f_base(B, std::nan(""));
-    for (int64_t c = 0; c < n_chunks; ++c) {
-      const auto [s, e] = chunks[c];
-      const int64_t Lc = p.batch.lengths[row_ex[s]];
-      const auto [ex, k] = chunk_rows(c);
-      attr.slice(1, 0, Lc).index_add_(0, ex, chunk_g[c] * weight_t.index_select(0, k).view({-1, 1}));
-      torch::Tensor f = chunk_f[c].cpu().contiguous();
-      for (int64_t r = s; r < e; ++r) {
-        if (alpha[row_k[r]] == 0.0) f_base[row_ex[r]] = f.data_ptr<double>()[r - s];
-        if (alpha[row_k[r]] == 1.0) f_in[row_ex[r]] = f.data_ptr<double>()[r - s];
-      }
-    }
-    if (std::any_of(f_in.begin(), f_in.end(), [](double v) { return std::isnan(v); }) ||
-        std::any_of(f_base.begin(), f_base.end(), [](double v) { return std::isnan(v); })) {
-      torch::NoGradGuard no_grad;
-      // Input and baseline in one pass.
-      auto twice = [](const torch::Tensor& t) { return torch::cat({t, t}); };
-      torch::Tensor f = target_output(cls_logits(clf.model, {}, twice(p.batch.token_type_ids),
-                                                 twice(p.batch.attention_mask), torch::cat({p.embeds, base})),
-                                      twice(p.targets), output_of(o))
-                            .to(torch::kDouble)
-                            .cpu()
-                            .contiguous();
-      for (int64_t b = 0; b < B; ++b) {
-        f_in[b] = f.data_ptr<double>()[b];
-        f_base[b] = f.data_ptr<double>()[B + b];
-      }
-    }
-    std::vector<Explanation> out;
-    for (int64_t b = 0; b < B; ++b) {
-      Explanation e{name(), targets[b], row_scores(attr, b, p.batch.lengths[b]), nlohmann::json::object()};
-      double sum = 0;
-      for (double v : e.scores) sum += v;
-      e.extras["delta"] = sum - (f_in[b] - f_base[b]);
-      e.extras["steps"] = n;
-      e.extras["rule"] = rule_name(parse_rule(rule));
-      e.extras["baseline"] = baseline_kind;
-      out.push_back(std::move(e));
-    }
-    return out;
-  }
-};
-
-// Leave-one-out: score_i = F(x) − F(x with token i replaced by [MASK] (default) or deleted).
-// Special tokens are never removed and score 0. All perturbations go through batched scoring.
-class Occlusion : public Explainer {
- public:
-  std::string name() const override { return "occlusion"; }
-  std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
-                                   const std::vector<int64_t>& targets, const ExplainOptions& o) override {
-    check_inputs(inputs, targets, clf.model.config().num_labels);
-    const Removal removal = parse_removal(param_string(o, "removal"));
-    std::vector<TokenSequence> seqs;
-    std::vector<int64_t> seq_targets;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const TokenSequence x = to_sequence(*inputs[i]);
-      const std::vector<bool> removable = removable_positions(clf, *inputs[i]);
-      seqs.push_back(x);
-      seq_targets.push_back(targets[i]);
-      for (size_t t = 0; t < x.ids.size(); ++t) {
-        if (!removable[t]) continue;
-        std::vector<int> rm(x.ids.size(), 0);
-        rm[t] = 1;
-        seqs.push_back(remove_positions(x, rm, removal, clf.tokenizer.mask_id()));
-        seq_targets.push_back(targets[i]);
-      }
-    }
-    const std::vector<double> f = score_sequences(clf, seqs, seq_targets, output_of(o), o.internal_batch);
-    std::vector<Explanation> out;
-    size_t at = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const std::vector<bool> removable = removable_positions(clf, *inputs[i]);
-      const double full = f[at++];
-      Explanation e{name(), targets[i], std::vector<double>(removable.size(), 0.0), nlohmann::json::object()};
-      for (size_t t = 0; t < removable.size(); ++t)
-        if (removable[t]) e.scores[t] = full - f[at++];
-      out.push_back(std::move(e));
-    }
-    return out;
-  }
-};
-
-}  // namespace
-
-ExplainerInfo random_info() {
-  return {"random", "baseline", "uniform random scores (a floor for every metric)", {},
-          [] { return std::unique_ptr<Explainer>(new RandomExplainer()); }};
-}
-ExplainerInfo saliency_info() {
-  return {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)", {},
-          [] { return std::unique_ptr<Explainer>(new GradientExplainer(false)); }};
-}
-ExplainerInfo grad_x_input_info() {
-  return {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension", {},
-          [] { return std::unique_ptr<Explainer>(new GradientExplainer(true)); }};
-}
-ExplainerInfo ig_info() {
-  const std::vector<std::string> rules = {"gausslegendre", "riemann_left", "riemann_right", "riemann_middle",
-                                          "riemann_trapezoid", "gauss", "left", "right", "middle", "midpoint",
-                                          "trapezoid", "gauss_legendre", "gauss-legendre"};
-  return {"ig", "gradient", "integrated gradients on the word embeddings (Sundararajan et al. 2017)",
-          {int_param("steps", 50, 2, kInf, "integration points"),
-           choice_param("rule", "gausslegendre", rules, "quadrature rule (Captum's names; short aliases accepted)"),
-           choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
-                        "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),
-           choice_param("impl", "auto", {"auto", "fused", "autograd", "plain"},
-                        "implementation (same values up to rounding): fused on CPU, autograd elsewhere")},
-          [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }};
-}
-ExplainerInfo occlusion_info() {
-  return {"occlusion", "perturbation", "leave-one-out: output drop when a token is masked or deleted", {removal_param()},
-          [] { return std::unique_ptr<Explainer>(new Occlusion()); }};
 }
 
 }  // namespace salient::explain
