@@ -102,7 +102,7 @@ TEST(Cli, BadInputsGiveOneLineErrorsAndNoPartialOutput) {
 // A word that names no command is an error at every level, also before --help (CLI11 would print
 // the help of the command that follows it).
 TEST(Cli, UnknownCommandWordsAreErrors) {
-  expect_one_line_error(run("vit train --help"), "unknown command 'vit'");
+  expect_one_line_error(run("vision train --help"), "unknown command 'vision'");
   expect_one_line_error(run("--threads 1 attattr foo --help"), "attattr: unknown command 'foo'");
   auto r = run("--quiet --threads 1 info");
   EXPECT_EQ(r.code, 0) << r.err;

@@ -16,6 +16,8 @@
 using namespace salient;
 using salient::test::json_to_tensor;
 using salient::test::shared_path;
+using salient::test::error_of;
+using salient::test::temp_dir;
 
 namespace {
 
@@ -48,12 +50,6 @@ torch::Tensor row(const std::vector<int64_t>& v) { return torch::tensor(v, torch
 
 
 std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
-
-std::string temp_dir(const std::string& tag) {
-  std::string d = "/tmp/salient_test_" + tag + "_" + std::to_string(::getpid());
-  make_dirs(d);
-  return d;
-}
 
 double max_rel_err(const torch::Tensor& a, const torch::Tensor& b) {
   auto diff = (a.to(torch::kCPU, torch::kFloat64) - b.to(torch::kCPU, torch::kFloat64)).abs();
@@ -384,4 +380,167 @@ TEST(Runtime, DeviceNamesAreCheckedAgainstBuildAndMachine) {
     EXPECT_EQ(parse_device("cuda:0").index(), 0);
     EXPECT_NE(test::error_of([] { parse_device("cuda:99"); }).find("CUDA device(s) are visible"), std::string::npos);
   }
+}
+
+// ---- Vision transformer (HF ViTForImageClassification) ----
+
+namespace {
+
+// A small ViT in float64 with every weight random (LayerNorm scales around 1), so that no term of
+// the forward pass can hide behind a zero bias or a unit scale.
+Transformer random_vit(int64_t layers = 2) {
+  nlohmann::json cfg = {{"model_type", "vit"}, {"architectures", {"ViTForImageClassification"}},
+                        {"image_size", 8}, {"patch_size", 4}, {"num_channels", 2}, {"hidden_size", 16},
+                        {"num_hidden_layers", layers}, {"num_attention_heads", 4}, {"intermediate_size", 24},
+                        {"hidden_act", "gelu"}, {"layer_norm_eps", 1e-12}, {"qkv_bias", true},
+                        {"id2label", {{"0", "a"}, {"1", "b"}, {"2", "c"}}}};
+  Transformer m(ModelConfig::from_json(cfg, "vit/config.json"), 3);
+  m.to(torch::kDouble);
+  torch::manual_seed(5);
+  std::map<std::string, torch::Tensor> w;
+  for (const auto& [name, t] : m.weights()) {
+    const bool norm_scale = name.find("layernorm") != std::string::npos && name.find(".weight") != std::string::npos;
+    w[name] = norm_scale ? 1.0 + 0.3 * torch::randn_like(t) : 0.3 * torch::randn_like(t);
+  }
+  m.set_weights(w);
+  return m;
+}
+
+// HF's ViT written out with plain tensor ops, independently of the engine's code: Conv2d patch
+// embeddings, [CLS] + positions, ViTLayer (pre-LN) blocks, the final LayerNorm, the classifier on
+// [CLS]. Returns the logits and each layer's attention probabilities.
+std::pair<torch::Tensor, std::vector<torch::Tensor>> vit_by_hand(const Transformer& m, const torch::Tensor& pixels) {
+  const auto& W = m.weights();
+  const int64_t B = pixels.size(0), Hd = 16, H = 4, D = 4;
+  auto ln = [&](const torch::Tensor& x, const std::string& name) {
+    return torch::layer_norm(x, {Hd}, W.at(name + ".weight"), W.at(name + ".bias"), 1e-12);
+  };
+  auto lin = [&](const torch::Tensor& x, const std::string& name) {
+    return torch::linear(x, W.at(name + ".weight"), W.at(name + ".bias"));
+  };
+  torch::Tensor x = torch::conv2d(pixels, W.at("embeddings.patch_embeddings.projection.weight"),
+                                  W.at("embeddings.patch_embeddings.projection.bias"), /*stride=*/4);
+  x = x.flatten(2).transpose(1, 2);  // [B, P, Hd]
+  x = torch::cat({W.at("embeddings.cls_token").expand({B, 1, Hd}), x}, 1) + W.at("embeddings.position_embeddings");
+  std::vector<torch::Tensor> attentions;
+  for (int64_t l = 0; l < m.num_layers(); ++l) {
+    const std::string p = "encoder.layer." + std::to_string(l) + ".";
+    torch::Tensor y = ln(x, p + "layernorm_before");
+    auto split = [&](const torch::Tensor& t) { return t.view({B, -1, H, D}).permute({0, 2, 1, 3}); };
+    torch::Tensor q = split(lin(y, p + "attention.self.query")), k = split(lin(y, p + "attention.self.key")),
+                  v = split(lin(y, p + "attention.self.value"));
+    torch::Tensor a = torch::softmax(torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(double(D)), -1);
+    attentions.push_back(a);
+    torch::Tensor ctx = torch::matmul(a, v).permute({0, 2, 1, 3}).reshape({B, -1, Hd});
+    x = x + lin(ctx, p + "attention.output.dense");
+    x = x + lin(torch::gelu(lin(ln(x, p + "layernorm_after"), p + "intermediate.dense")), p + "output.dense");
+  }
+  return {lin(ln(x.select(1, 0), "layernorm"), "classifier"), attentions};
+}
+
+}  // namespace
+
+TEST(Vit, ForwardMatchesADirectComputation) {
+  Transformer m = random_vit();
+  torch::manual_seed(7);
+  torch::Tensor pixels = torch::rand({3, 2, 8, 8}, torch::kDouble);
+  ForwardRequest req;
+  req.pixel_values = pixels;
+  req.want_attentions = true;
+  req.want_hidden_states = true;
+  ForwardResult got = m.forward(req);
+  auto [logits, attentions] = vit_by_hand(m, pixels);
+  EXPECT_LT((got.logits - logits).abs().max().item<double>(), 1e-12);
+  ASSERT_EQ(got.attentions.size(), attentions.size());
+  for (size_t l = 0; l < attentions.size(); ++l)
+    EXPECT_LT((got.attentions[l] - attentions[l]).abs().max().item<double>(), 1e-12) << "layer " << l;
+  EXPECT_EQ(got.hidden_states.size(), 3u);
+  EXPECT_EQ(got.hidden_states[0].sizes(), torch::IntArrayRef({3, 5, 16}));  // [CLS] + 4 patches
+  // The [CLS]-only last layer (what explainers and students use) equals the full layer's first row
+  // in a pre-LN block too.
+  torch::Tensor h = got.hidden_states[1], ext = m.extended_mask({}, 3, 5);
+  EXPECT_LT((m.first_token_layer(1, h, ext) - m.layer_forward(1, h, ext).slice(1, 0, 1)).abs().max().item<double>(), 1e-12);
+  // Patch embeddings given instead of pixels (what gradient methods differentiate) give the same.
+  ForwardRequest by_embeds;
+  by_embeds.inputs_embeds = m.patch_embeddings(pixels);
+  EXPECT_LT((m.forward(by_embeds).logits - logits).abs().max().item<double>(), 1e-12);
+}
+
+TEST(Vit, GradientsThroughPatchEmbeddingsMatchFiniteDifferences) {
+  Transformer m = random_vit(1);
+  torch::manual_seed(9);
+  torch::Tensor e = m.patch_embeddings(torch::rand({1, 2, 8, 8}, torch::kDouble)).detach().requires_grad_(true);
+  ForwardRequest req;
+  req.inputs_embeds = e;
+  torch::Tensor f = m.forward(req).logits[0][1];
+  torch::Tensor g = torch::autograd::grad({f}, {e})[0];
+  const double h = 1e-6;
+  for (int64_t i : {0, 3}) {
+    for (int64_t j : {0, 7, 15}) {
+      torch::NoGradGuard ng;
+      torch::Tensor up = e.detach().clone(), down = e.detach().clone();
+      up[0][i][j] += h;
+      down[0][i][j] -= h;
+      ForwardRequest ru, rd;
+      ru.inputs_embeds = up;
+      rd.inputs_embeds = down;
+      const double fd = (m.forward(ru).logits[0][1] - m.forward(rd).logits[0][1]).item<double>() / (2 * h);
+      EXPECT_NEAR(g[0][i][j].item<double>(), fd, 1e-7) << i << "," << j;
+    }
+  }
+}
+
+TEST(Vit, SavesAndLoadsInHuggingFaceLayout) {
+  Transformer m = random_vit();
+  m.to(torch::kFloat);
+  const std::string dir = temp_dir("rt_vit");
+  save_model(m, dir);
+  SafetensorsFile st = read_safetensors(join_path(dir, "model.safetensors"));
+  for (const char* name : {"vit.embeddings.cls_token", "vit.embeddings.position_embeddings",
+                           "vit.embeddings.patch_embeddings.projection.weight",
+                           "vit.encoder.layer.1.attention.attention.query.weight",
+                           "vit.encoder.layer.0.attention.output.dense.bias", "vit.encoder.layer.0.layernorm_before.weight",
+                           "vit.encoder.layer.0.layernorm_after.bias", "vit.encoder.layer.0.intermediate.dense.weight",
+                           "vit.encoder.layer.0.output.dense.weight", "vit.layernorm.weight", "classifier.weight"})
+    EXPECT_TRUE(st.tensors.count(name)) << name;
+  EXPECT_EQ(st.tensors.size(), m.weights().size());
+  const nlohmann::json cfg = parse_json_file(join_path(dir, "config.json"));
+  EXPECT_EQ(cfg["model_type"], "vit");
+  EXPECT_EQ(cfg["image_size"], 8);
+  EXPECT_EQ(cfg["patch_size"], 4);
+  EXPECT_EQ(cfg["num_channels"], 2);
+  EXPECT_EQ(cfg["qkv_bias"], true);
+  EXPECT_FALSE(cfg.contains("vocab_size"));
+  LoadReport report;
+  Transformer loaded = load_model(dir, {}, &report);
+  EXPECT_TRUE(report.missing.empty());
+  EXPECT_TRUE(report.unexpected.empty());
+  torch::Tensor pixels = torch::rand({2, 2, 8, 8});
+  ForwardRequest req;
+  req.pixel_values = pixels;
+  torch::NoGradGuard ng;
+  EXPECT_TRUE(torch::equal(m.forward(req).logits, loaded.forward(req).logits.cpu()));
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(Vit, WrongInputsAndConfigsGiveOneLineErrors) {
+  Transformer m = random_vit(1);
+  ForwardRequest ids;
+  ids.input_ids = torch::zeros({1, 5}, torch::kLong);
+  EXPECT_NE(error_of([&] { m.forward(ids); }).find("takes pixel_values, not input_ids"), std::string::npos);
+  ForwardRequest wrong_size;
+  wrong_size.pixel_values = torch::zeros({1, 2, 9, 9}, torch::kDouble);
+  EXPECT_NE(error_of([&] { m.forward(wrong_size); }).find("pixel_values: expected [batch, 2, 8, 8], got [1, 2, 9, 9]"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.word_embeddings(torch::zeros({1, 2}, torch::kLong)); }).find("vision transformer"), std::string::npos);
+  nlohmann::json cfg = {{"model_type", "vit"}, {"image_size", 10}, {"patch_size", 4}};
+  EXPECT_NE(error_of([&] { ModelConfig::from_json(cfg, "v/config.json"); }).find("v/config.json: field 'image_size' (10) is not divisible by 'patch_size' (4)"), std::string::npos);
+  cfg = {{"model_type", "vit"}, {"qkv_bias", false}};
+  EXPECT_NE(error_of([&] { ModelConfig::from_json(cfg, "v/config.json"); }).find("qkv_bias"), std::string::npos);
+  // A text model refuses pixels.
+  nlohmann::json text = {{"model_type", "bert"}, {"vocab_size", 20}, {"hidden_size", 8}, {"num_hidden_layers", 1},
+                         {"num_attention_heads", 2}, {"intermediate_size", 8}, {"max_position_embeddings", 16}};
+  Transformer bert(ModelConfig::from_json(text, "b/config.json"), 1);
+  ForwardRequest pixels;
+  pixels.pixel_values = torch::zeros({1, 3, 8, 8});
+  EXPECT_NE(error_of([&] { bert.forward(pixels); }).find("pixel_values given to a text model"), std::string::npos);
 }

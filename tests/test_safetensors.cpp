@@ -765,7 +765,7 @@ TEST(Config, LabelsFromLabel2idOnly) {
 // Bad configs: each error is one line naming the file and the field.
 TEST(ConfigMalformed, UnsupportedModelType) {
   expect_error([] { ModelConfig::from_json({{"model_type", "gpt2"}}, "config.json"); },
-               {"config.json: unsupported model_type 'gpt2' (supported: bert, roberta, electra, distilbert)"});
+               {"config.json: unsupported model_type 'gpt2' (supported: bert, roberta, electra, distilbert, vit)"});
 }
 
 TEST(ConfigMalformed, NotAnObject) {

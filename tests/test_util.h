@@ -25,6 +25,13 @@ inline std::string shared_path(const std::string& rel) {
       FAIL() << "shared data not found: '" << (path) << "' (set SALIENT_SHARED)";          \
   } while (0)
 
+// A fresh directory /tmp/salient_test_TAG_PID (created, empty only if new).
+inline std::string temp_dir(const std::string& tag) {
+  std::string d = "/tmp/salient_test_" + tag + "_" + std::to_string(::getpid());
+  salient::make_dirs(d);
+  return d;
+}
+
 // Runs f, expects a salient::Error with a one-line message, and returns the message.
 template <class F>
 std::string error_of(F&& f) {

@@ -20,5 +20,6 @@ void add_expnet_commands(CLI::App& app, std::vector<Command>& commands);  // exp
 void add_sst_commands(CLI::App& app, std::vector<Command>& commands);     // sst train | explain | evaluate
 void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands);  // corpus build, pretrain
 void add_smat_commands(CLI::App& app, std::vector<Command>& commands);      // smat split | train | evaluate | study | report
+void add_vit_commands(CLI::App& app, std::vector<Command>& commands);       // vit train | evaluate | explain
 
 }  // namespace salient::cli

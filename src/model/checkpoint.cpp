@@ -122,6 +122,11 @@ std::string hf_weight_name(const std::string& canonical, const std::string& type
     }
     return "distilbert." + n;
   }
+  if (type == "vit") {  // ViTForImageClassification: ViTSelfAttention sits at attention.attention
+    std::string n = canonical;
+    replace_once(n, ".attention.self.", ".attention.attention.");
+    return "vit." + n;
+  }
   return type + "." + canonical;  // bert., roberta., electra.
 }
 

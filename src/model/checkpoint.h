@@ -1,7 +1,8 @@
 #pragma once
 // Hugging Face model directories: config.json + model.safetensors with the HF parameter names of
 // BertForSequenceClassification, RobertaForSequenceClassification,
-// ElectraForSequenceClassification and DistilBertForSequenceClassification.
+// ElectraForSequenceClassification, DistilBertForSequenceClassification and
+// ViTForImageClassification.
 #include <optional>
 #include <string>
 #include <vector>

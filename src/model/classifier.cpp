@@ -64,6 +64,8 @@ Encoding Classifier::encode_ids(const std::vector<int64_t>& ids, const std::vect
 }
 
 Classifier load_classifier(const std::string& dir, const LoadOptions& options, LoadReport* report) {
+  if (load_model_config(dir).is_vision())
+    fail("{}: a vision transformer (model_type vit) takes images, not text: use salient vit evaluate|explain", dir);
   Classifier c;
   c.dir = dir;
   c.model = load_model(dir, options, report);

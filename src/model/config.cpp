@@ -10,10 +10,10 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kSupportedTypes = "bert, roberta, electra, distilbert";
+const char* const kSupportedTypes = "bert, roberta, electra, distilbert, vit";
 
 bool is_supported_type(const std::string& t) {
-  return t == "bert" || t == "roberta" || t == "electra" || t == "distilbert";
+  return t == "bert" || t == "roberta" || t == "electra" || t == "distilbert" || t == "vit";
 }
 
 // DistilBERT's config.json uses its own names for the shared fields.
@@ -43,7 +43,7 @@ std::string show(const json& v) {
 std::string model_type_from_architecture(const std::string& arch) {
   // Longest prefix first is not needed: none of these is a prefix of another.
   static const std::pair<const char*, const char*> prefixes[] = {
-      {"DistilBert", "distilbert"}, {"Roberta", "roberta"}, {"Electra", "electra"}, {"Bert", "bert"}};
+      {"DistilBert", "distilbert"}, {"Roberta", "roberta"}, {"Electra", "electra"}, {"Bert", "bert"}, {"ViT", "vit"}};
   for (const auto& [prefix, type] : prefixes) {
     std::string p = prefix;
     if (arch.compare(0, p.size(), p) != 0) continue;
@@ -120,6 +120,13 @@ ModelConfig defaults_for(const std::string& model_type) {
     c.num_hidden_layers = 6;
     c.classifier_dropout = 0.2;  // seq_classif_dropout
     c.type_vocab_size = 0;
+  } else if (model_type == "vit") {
+    // ViTConfig: no vocabulary, positions or token types; no dropout by default.
+    c.vocab_size = 0;
+    c.type_vocab_size = 0;
+    c.hidden_dropout_prob = 0.0;
+    c.attention_probs_dropout_prob = 0.0;
+    c.max_position_embeddings = 0;
   }
   return c;
 }
@@ -256,7 +263,7 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
   c.architectures = architectures;
   auto field = [&](const char* canonical) { return hf_field(type, canonical); };
 
-  c.vocab_size = r.get_int("vocab_size", c.vocab_size);
+  if (type != "vit") c.vocab_size = r.get_int("vocab_size", c.vocab_size);
   c.hidden_size = r.get_int(field("hidden_size"), c.hidden_size);
   c.num_hidden_layers = r.get_int(field("num_hidden_layers"), c.num_hidden_layers);
   c.num_attention_heads = r.get_int(field("num_attention_heads"), c.num_attention_heads);
@@ -265,8 +272,17 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
                                   fmt::format("{}: field '{}'", path, field("hidden_act")));
   c.hidden_dropout_prob = r.get_double(field("hidden_dropout_prob"), c.hidden_dropout_prob);
   c.attention_probs_dropout_prob = r.get_double(field("attention_probs_dropout_prob"), c.attention_probs_dropout_prob);
-  c.max_position_embeddings = r.get_int("max_position_embeddings", c.max_position_embeddings);
-  c.pad_token_id = r.get_int("pad_token_id", c.pad_token_id, /*null_means_default=*/true);
+  if (type == "vit") {
+    c.image_size = r.get_int("image_size", c.image_size);
+    c.patch_size = r.get_int("patch_size", c.patch_size);
+    c.num_channels = r.get_int("num_channels", c.num_channels);
+    // Without biases on Q/K/V the canonical weights would not match; refuse rather than guess.
+    if (!r.get_bool("qkv_bias", true)) fail("{}: field 'qkv_bias' is false: only ViTs with Q/K/V biases are supported", path);
+    c.max_position_embeddings = 1 + c.num_patches();
+  } else {
+    c.max_position_embeddings = r.get_int("max_position_embeddings", c.max_position_embeddings);
+    c.pad_token_id = r.get_int("pad_token_id", c.pad_token_id, /*null_means_default=*/true);
+  }
 
   if (type == "distilbert") {
     c.classifier_dropout = r.get_double("seq_classif_dropout", c.classifier_dropout);
@@ -281,7 +297,7 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
     else
       c.classifier_dropout = r.get_double("classifier_dropout", c.classifier_dropout);
     c.layer_norm_eps = r.get_double("layer_norm_eps", c.layer_norm_eps);
-    c.type_vocab_size = r.get_int("type_vocab_size", c.type_vocab_size);
+    if (type != "vit") c.type_vocab_size = r.get_int("type_vocab_size", c.type_vocab_size);
   }
   if (type == "electra") c.embedding_size = r.get_int("embedding_size", c.embedding_size);
   // HF create_position_ids_from_input_ids: positions start after the padding index.
@@ -319,15 +335,24 @@ void ModelConfig::validate(const std::string& path) const {
   auto field = [&](const char* canonical) { return hf_field(model_type, canonical); };
 
   const std::pair<const char*, int64_t> positive_sizes[] = {
-      {"vocab_size", vocab_size},
       {"hidden_size", hidden_size},
       {"num_hidden_layers", num_hidden_layers},
       {"num_attention_heads", num_attention_heads},
       {"intermediate_size", intermediate_size},
-      {"max_position_embeddings", max_position_embeddings},
   };
   for (const auto& [name, value] : positive_sizes)
     if (value <= 0) fail("{}: field '{}' must be positive (got {})", path, field(name), value);
+  if (is_vision()) {
+    for (const auto& [name, value] : {std::pair<const char*, int64_t>{"image_size", image_size},
+                                      {"patch_size", patch_size}, {"num_channels", num_channels}})
+      if (value <= 0) fail("{}: field '{}' must be positive (got {})", path, name, value);
+    if (image_size % patch_size != 0)
+      fail("{}: field 'image_size' ({}) is not divisible by 'patch_size' ({})", path, image_size, patch_size);
+  } else {
+    if (vocab_size <= 0) fail("{}: field 'vocab_size' must be positive (got {})", path, vocab_size);
+    if (max_position_embeddings <= 0)
+      fail("{}: field 'max_position_embeddings' must be positive (got {})", path, max_position_embeddings);
+  }
   if (hidden_size % num_attention_heads != 0)
     fail("{}: field '{}' ({}) is not divisible by '{}' ({})", path, field("hidden_size"), hidden_size,
          field("num_attention_heads"), num_attention_heads);
@@ -345,7 +370,7 @@ void ModelConfig::validate(const std::string& path) const {
     fail("{}: field '{}' must be in [0, 1] or null (got {})", path, field("classifier_dropout"), classifier_dropout);
   if (!(layer_norm_eps > 0)) fail("{}: field 'layer_norm_eps' must be positive (got {})", path, layer_norm_eps);
 
-  if (pad_token_id < 0 || pad_token_id >= vocab_size)
+  if (!is_vision() && (pad_token_id < 0 || pad_token_id >= vocab_size))
     fail("{}: field 'pad_token_id' ({}) must be in [0, vocab_size {})", path, pad_token_id, vocab_size);
   if (position_offset < 0 || position_offset >= max_position_embeddings)
     fail("{}: field 'max_position_embeddings' ({}) leaves no positions after the offset {} (pad_token_id + 1)", path,
@@ -367,7 +392,7 @@ json ModelConfig::to_json() const {
 
   j["model_type"] = model_type;
   if (!architectures.empty()) j["architectures"] = architectures;
-  j["vocab_size"] = vocab_size;
+  if (!is_vision()) j["vocab_size"] = vocab_size;
   j[field("hidden_size")] = hidden_size;
   j[field("num_hidden_layers")] = num_hidden_layers;
   j[field("num_attention_heads")] = num_attention_heads;
@@ -375,15 +400,22 @@ json ModelConfig::to_json() const {
   j[field("hidden_act")] = activation_name(hidden_act);
   j[field("hidden_dropout_prob")] = hidden_dropout_prob;
   j[field("attention_probs_dropout_prob")] = attention_probs_dropout_prob;
-  j["max_position_embeddings"] = max_position_embeddings;
-  j["pad_token_id"] = pad_token_id;
+  if (is_vision()) {
+    j["image_size"] = image_size;
+    j["patch_size"] = patch_size;
+    j["num_channels"] = num_channels;
+    j["qkv_bias"] = true;
+  } else {
+    j["max_position_embeddings"] = max_position_embeddings;
+    j["pad_token_id"] = pad_token_id;
+  }
   if (model_type == "distilbert") {
     j["seq_classif_dropout"] = classifier_dropout_prob();  // a plain float in DistilBertConfig
     j["sinusoidal_pos_embds"] = sinusoidal_pos_embds;
   } else {
     j["classifier_dropout"] = classifier_dropout >= 0 ? json(classifier_dropout) : json(nullptr);
     j["layer_norm_eps"] = layer_norm_eps;
-    j["type_vocab_size"] = type_vocab_size;
+    if (!is_vision()) j["type_vocab_size"] = type_vocab_size;
   }
   if (model_type == "electra") j["embedding_size"] = embed_dim();
 

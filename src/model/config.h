@@ -1,7 +1,8 @@
 #pragma once
 // Model configuration read from (and written to) a Hugging Face config.json. One canonical set of
-// fields covers BERT, RoBERTa, ELECTRA and DistilBERT; `model_type` records the family so the
-// checkpoint loader can map parameter names and the head layout.
+// fields covers BERT, RoBERTa, ELECTRA, DistilBERT and the vision transformer (ViT); `model_type`
+// records the family so the checkpoint loader can map parameter names, the input embeddings and
+// the head layout.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -15,7 +16,7 @@ Activation parse_activation(const std::string& name, const std::string& where);
 std::string activation_name(Activation a);
 
 struct ModelConfig {
-  std::string model_type = "bert";  // bert | roberta | electra | distilbert
+  std::string model_type = "bert";  // bert | roberta | electra | distilbert | vit
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
   int64_t embedding_size = -1;  // ELECTRA may differ from hidden_size (then a projection); -1 = hidden_size
@@ -37,12 +38,20 @@ struct ModelConfig {
   std::vector<std::string> id2label;  // size num_labels
   std::string problem_type = "single_label_classification";
   std::vector<std::string> architectures;
+  // ViT (ViTConfig): square images of num_channels × image_size², cut into patch_size² patches.
+  int64_t image_size = 224, patch_size = 16, num_channels = 3;
   nlohmann::json extra;  // unknown fields, written back unchanged
+
+  // Images in, patch embeddings, pre-LayerNorm blocks (HF ViTLayer), a final LayerNorm.
+  bool is_vision() const { return model_type == "vit"; }
+  bool pre_layer_norm() const { return is_vision(); }
+  int64_t num_patches() const { return (image_size / patch_size) * (image_size / patch_size); }
 
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   int64_t embed_dim() const { return embedding_size > 0 ? embedding_size : hidden_size; }
   double classifier_dropout_prob() const { return classifier_dropout >= 0 ? classifier_dropout : hidden_dropout_prob; }
-  int64_t max_tokens() const { return max_position_embeddings - position_offset; }
+  // Sequence length limit: the position table after the offset; a ViT's [CLS] and its patches.
+  int64_t max_tokens() const { return is_vision() ? 1 + num_patches() : max_position_embeddings - position_offset; }
 
   // Throws salient::Error naming `path` and the field.
   static ModelConfig from_json(const nlohmann::json& j, const std::string& path);

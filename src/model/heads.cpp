@@ -32,6 +32,22 @@ class FirstTokenHead : public TaskHead {
   double p_;
 };
 
+// ViTForImageClassification: the encoder's final LayerNorm (per token, so applying it to [CLS]
+// alone is the same), then a linear classifier; no dropout.
+class VitHead : public TaskHead {
+ public:
+  VitHead(torch::Tensor ln_w, torch::Tensor ln_b, double eps, torch::Tensor w, torch::Tensor b)
+      : ln_w_(std::move(ln_w)), ln_b_(std::move(ln_b)), w_(std::move(w)), b_(std::move(b)), eps_(eps) {}
+  torch::Tensor forward(const torch::Tensor& last_hidden, bool) const override {
+    torch::Tensor x = torch::layer_norm(last_hidden.select(1, 0), {ln_w_.size(0)}, ln_w_, ln_b_, eps_);
+    return torch::linear(x, w_, b_);
+  }
+
+ private:
+  torch::Tensor ln_w_, ln_b_, w_, b_;
+  double eps_;
+};
+
 }  // namespace
 
 std::unique_ptr<TaskHead> make_sequence_classification_head(
@@ -39,6 +55,9 @@ std::unique_ptr<TaskHead> make_sequence_classification_head(
   const double p = config.classifier_dropout_prob();
   const std::string& type = config.model_type;
   using Act = FirstTokenHead::Act;
+  if (type == "vit")
+    return std::make_unique<VitHead>(weight("layernorm.weight"), weight("layernorm.bias"), config.layer_norm_eps,
+                                     weight("classifier.weight"), weight("classifier.bias"));
   if (type == "bert")
     return std::make_unique<FirstTokenHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
                                             weight("classifier.weight"), weight("classifier.bias"), Act::Tanh, false, p);

@@ -26,6 +26,7 @@ class TaskHead {
 //   roberta     dense + tanh + out_proj on <s>
 //   electra     dense + GELU + out_proj on [CLS]
 //   distilbert  pre_classifier + ReLU + classifier on [CLS]
+//   vit         the encoder's final LayerNorm, then the classifier, on [CLS]
 std::unique_ptr<TaskHead> make_sequence_classification_head(
     const ModelConfig& config, const std::function<const torch::Tensor&(const std::string&)>& weight);
 

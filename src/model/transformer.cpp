@@ -21,15 +21,26 @@ std::string layer_prefix(int64_t i) { return "encoder.layer." + std::to_string(i
 std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) {
   const int64_t E = c.embed_dim(), Hd = c.hidden_size, I = c.intermediate_size, N = c.num_labels;
   std::map<std::string, std::vector<int64_t>> s;
-  s["embeddings.word_embeddings.weight"] = {c.vocab_size, E};
-  s["embeddings.position_embeddings.weight"] = {c.max_position_embeddings, E};
-  if (c.type_vocab_size > 0) s["embeddings.token_type_embeddings.weight"] = {c.type_vocab_size, E};
-  s["embeddings.LayerNorm.weight"] = {E};
-  s["embeddings.LayerNorm.bias"] = {E};
-  if (E != Hd) {
-    s["embeddings_project.weight"] = {Hd, E};
-    s["embeddings_project.bias"] = {Hd};
+  if (c.is_vision()) {
+    const int64_t p = c.patch_size;
+    s["embeddings.patch_embeddings.projection.weight"] = {Hd, c.num_channels, p, p};
+    s["embeddings.patch_embeddings.projection.bias"] = {Hd};
+    s["embeddings.cls_token"] = {1, 1, Hd};
+    s["embeddings.position_embeddings"] = {1, 1 + c.num_patches(), Hd};
+  } else {
+    s["embeddings.word_embeddings.weight"] = {c.vocab_size, E};
+    s["embeddings.position_embeddings.weight"] = {c.max_position_embeddings, E};
+    if (c.type_vocab_size > 0) s["embeddings.token_type_embeddings.weight"] = {c.type_vocab_size, E};
+    s["embeddings.LayerNorm.weight"] = {E};
+    s["embeddings.LayerNorm.bias"] = {E};
+    if (E != Hd) {
+      s["embeddings_project.weight"] = {Hd, E};
+      s["embeddings_project.bias"] = {Hd};
+    }
   }
+  // Post-LN blocks name their norms after what they follow, pre-LN (ViT) blocks after what they precede.
+  const std::string ln1 = c.pre_layer_norm() ? "layernorm_before" : "attention.output.LayerNorm";
+  const std::string ln2 = c.pre_layer_norm() ? "layernorm_after" : "output.LayerNorm";
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = layer_prefix(i);
     for (const char* m : {"attention.self.query", "attention.self.key", "attention.self.value",
@@ -37,14 +48,14 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
       s[p + m + ".weight"] = {Hd, Hd};
       s[p + m + ".bias"] = {Hd};
     }
-    s[p + "attention.output.LayerNorm.weight"] = {Hd};
-    s[p + "attention.output.LayerNorm.bias"] = {Hd};
+    s[p + ln1 + ".weight"] = {Hd};
+    s[p + ln1 + ".bias"] = {Hd};
     s[p + "intermediate.dense.weight"] = {I, Hd};
     s[p + "intermediate.dense.bias"] = {I};
     s[p + "output.dense.weight"] = {Hd, I};
     s[p + "output.dense.bias"] = {Hd};
-    s[p + "output.LayerNorm.weight"] = {Hd};
-    s[p + "output.LayerNorm.bias"] = {Hd};
+    s[p + ln2 + ".weight"] = {Hd};
+    s[p + ln2 + ".bias"] = {Hd};
   }
   if (c.model_type == "bert") {
     s["pooler.dense.weight"] = {Hd, Hd};
@@ -59,6 +70,11 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
   } else if (c.model_type == "distilbert") {
     s["pre_classifier.weight"] = {Hd, Hd};
     s["pre_classifier.bias"] = {Hd};
+    s["classifier.weight"] = {N, Hd};
+    s["classifier.bias"] = {N};
+  } else if (c.model_type == "vit") {
+    s["layernorm.weight"] = {Hd};  // the encoder's final LayerNorm
+    s["layernorm.bias"] = {Hd};
     s["classifier.weight"] = {N, Hd};
     s["classifier.bias"] = {N};
   } else {
@@ -196,7 +212,7 @@ Transformer::Transformer(ModelConfig config, uint64_t seed) : config_(std::move(
   torch::NoGradGuard no_grad;
   for (const auto& [name, shape] : weight_shapes(config_)) {
     torch::Tensor t = torch::empty(shape, torch::kFloat32);
-    const bool is_norm = name.find("LayerNorm") != std::string::npos;
+    const bool is_norm = name.find("LayerNorm") != std::string::npos || name.find("layernorm") != std::string::npos;
     const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
     if (is_norm && !is_bias) t.fill_(1.0);
     else if (is_bias) t.zero_();
@@ -204,7 +220,7 @@ Transformer::Transformer(ModelConfig config, uint64_t seed) : config_(std::move(
     weights_[name] = t;
   }
   // HF zeroes the padding row of the word embeddings.
-  if (config_.pad_token_id >= 0 && config_.pad_token_id < config_.vocab_size)
+  if (!config_.is_vision() && config_.pad_token_id >= 0 && config_.pad_token_id < config_.vocab_size)
     weights_["embeddings.word_embeddings.weight"][config_.pad_token_id].zero_();
   bind();
 }
@@ -217,6 +233,8 @@ const torch::Tensor& Transformer::w(const std::string& name) const {
 
 void Transformer::bind() {
   layers_.clear();
+  const std::string ln1 = config_.pre_layer_norm() ? "layernorm_before." : "attention.output.LayerNorm.";
+  const std::string ln2 = config_.pre_layer_norm() ? "layernorm_after." : "output.LayerNorm.";
   for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
     const std::string p = layer_prefix(i);
     LayerWeights l;
@@ -228,28 +246,26 @@ void Transformer::bind() {
     l.v_b = w(p + "attention.self.value.bias");
     l.o_w = w(p + "attention.output.dense.weight");
     l.o_b = w(p + "attention.output.dense.bias");
-    l.ln1_w = w(p + "attention.output.LayerNorm.weight");
-    l.ln1_b = w(p + "attention.output.LayerNorm.bias");
+    l.ln1_w = w(p + ln1 + "weight");
+    l.ln1_b = w(p + ln1 + "bias");
     l.i_w = w(p + "intermediate.dense.weight");
     l.i_b = w(p + "intermediate.dense.bias");
     l.out_w = w(p + "output.dense.weight");
     l.out_b = w(p + "output.dense.bias");
-    l.ln2_w = w(p + "output.LayerNorm.weight");
-    l.ln2_b = w(p + "output.LayerNorm.bias");
+    l.ln2_w = w(p + ln2 + "weight");
+    l.ln2_b = w(p + ln2 + "bias");
     layers_.push_back(l);
   }
+  auto weight = [&](const std::string& name) -> const torch::Tensor& { return w(name); };
   auto optional = [&](const std::string& name) {
     auto it = weights_.find(name);
     return it == weights_.end() ? torch::Tensor() : it->second;
   };
-  embeddings_.word = w("embeddings.word_embeddings.weight");
-  embeddings_.position = w("embeddings.position_embeddings.weight");
-  embeddings_.token_type = optional("embeddings.token_type_embeddings.weight");
-  embeddings_.ln_w = w("embeddings.LayerNorm.weight");
-  embeddings_.ln_b = w("embeddings.LayerNorm.bias");
-  embeddings_.project_w = optional("embeddings_project.weight");
-  embeddings_.project_b = optional("embeddings_project.bias");
-  head_ = make_sequence_classification_head(config_, [&](const std::string& name) -> const torch::Tensor& { return w(name); });
+  text_ = TextEmbeddings();
+  patches_ = PatchEmbeddings();
+  if (config_.is_vision()) patches_ = PatchEmbeddings(config_, weight);
+  else text_ = TextEmbeddings(config_, weight, optional);
+  head_ = make_sequence_classification_head(config_, weight);
 }
 
 Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
@@ -311,6 +327,7 @@ Transformer Transformer::clone() const {
 }
 
 Transformer Transformer::with_position_table(int64_t positions) const {
+  if (config_.is_vision()) fail("position table: a ViT's positions are fixed by its image and patch sizes");
   const int64_t learned = config_.max_position_embeddings;
   if (positions <= config_.position_offset)
     fail("position table: {} rows leave no positions after the offset {}", positions, config_.position_offset);
@@ -341,42 +358,38 @@ torch::Tensor Transformer::dropout(const torch::Tensor& x, double p) const {
   return (training_ && p > 0) ? torch::dropout(x, p, true) : x;
 }
 
+const TextEmbeddings& Transformer::text_embeddings() const {
+  if (config_.is_vision())
+    fail("this is a vision transformer (model_type vit): it takes pixel values, not token ids or word embeddings");
+  return text_;
+}
+
+const PatchEmbeddings& Transformer::patch_embedding_piece() const {
+  if (!config_.is_vision())
+    fail("this is a text model (model_type {}): it takes token ids, not pixel values", config_.model_type);
+  return patches_;
+}
+
 torch::Tensor Transformer::word_embeddings(const torch::Tensor& input_ids) const {
-  const torch::Tensor& table = w("embeddings.word_embeddings.weight");
-  return torch::embedding(table, input_ids.to(table.device()));  // ids may come from the CPU
+  return text_embeddings().words(input_ids);
 }
 
 torch::Tensor Transformer::embedding_offsets(const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask,
                                              int64_t B, int64_t L) const {
-  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(device());
-  if (L > config_.max_tokens())
-    fail("input has {} tokens but the model allows at most {}", L, config_.max_tokens());
-  torch::Tensor positions;
-  if (config_.model_type == "roberta") {
-    // RoBERTa numbers real tokens from pad_token_id + 1; padding gets pad_token_id.
-    torch::Tensor m = attention_mask.defined() ? attention_mask.to(long_opts) : torch::ones({B, L}, long_opts);
-    positions = torch::cumsum(m, 1) * m + config_.pad_token_id;
-  } else {
-    positions = torch::arange(L, long_opts).unsqueeze(0).expand({B, L});
-  }
-  torch::Tensor x = torch::embedding(w("embeddings.position_embeddings.weight"), positions);
-  if (config_.type_vocab_size > 0) {
-    torch::Tensor types = token_type_ids.defined() ? token_type_ids.to(device()) : torch::zeros({B, L}, long_opts);
-    x = x + torch::embedding(w("embeddings.token_type_embeddings.weight"), types);
-  }
-  return x;
+  return text_embeddings().offsets(token_type_ids, attention_mask, B, L);
 }
 
 torch::Tensor Transformer::embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                  const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds) const {
-  torch::Tensor x = inputs_embeds.defined() ? inputs_embeds : word_embeddings(input_ids);
-  x = x + embedding_offsets(token_type_ids, attention_mask, x.size(0), x.size(1));
-  x = torch::layer_norm(x, {config_.embed_dim()}, w("embeddings.LayerNorm.weight"),
-                        w("embeddings.LayerNorm.bias"), config_.layer_norm_eps);
-  x = dropout(x, config_.hidden_dropout_prob);
-  if (config_.embed_dim() != config_.hidden_size)
-    x = torch::linear(x, w("embeddings_project.weight"), w("embeddings_project.bias"));
-  return x;
+  return text_embeddings().forward(input_ids, token_type_ids, attention_mask, inputs_embeds, training_);
+}
+
+torch::Tensor Transformer::patch_embeddings(const torch::Tensor& pixel_values) const {
+  return patch_embedding_piece().patches(pixel_values);
+}
+
+torch::Tensor Transformer::embed_patches(const torch::Tensor& patch_embeds) const {
+  return patch_embedding_piece().forward(patch_embeds, training_);
 }
 
 torch::Tensor Transformer::extended_mask(const torch::Tensor& attention_mask, int64_t batch, int64_t length) const {
@@ -385,12 +398,19 @@ torch::Tensor Transformer::extended_mask(const torch::Tensor& attention_mask, in
   return ((1.0 - attention_mask.to(opts)) * -10000.0).view({batch, 1, 1, length});
 }
 
+torch::Tensor Transformer::attention_input(int64_t layer, const torch::Tensor& hidden) const {
+  if (!config_.pre_layer_norm()) return hidden;
+  const LayerWeights& l = layers_.at(layer);
+  return torch::layer_norm(hidden, {config_.hidden_size}, l.ln1_w, l.ln1_b, config_.layer_norm_eps);
+}
+
 QKV Transformer::project_qkv(int64_t layer, const torch::Tensor& hidden) const {
   const LayerWeights& l = layers_.at(layer);
   const int64_t B = hidden.size(0), L = hidden.size(1), H = num_heads(), D = config_.head_dim();
   auto heads = [&](const torch::Tensor& t) { return t.view({B, L, H, D}).transpose(1, 2); };
-  return {heads(torch::linear(hidden, l.q_w, l.q_b)), heads(torch::linear(hidden, l.k_w, l.k_b)),
-          heads(torch::linear(hidden, l.v_w, l.v_b))};
+  const torch::Tensor x = attention_input(layer, hidden);
+  return {heads(torch::linear(x, l.q_w, l.q_b)), heads(torch::linear(x, l.k_w, l.k_b)),
+          heads(torch::linear(x, l.v_w, l.v_b))};
 }
 
 torch::Tensor Transformer::attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const {
@@ -412,6 +432,13 @@ torch::Tensor Transformer::finish_from_context(int64_t layer, const torch::Tenso
   const LayerWeights& l = layers_.at(layer);
   const int64_t Hd = config_.hidden_size;
   torch::Tensor attn_out = dropout(torch::linear(ctx, l.o_w, l.o_b), config_.hidden_dropout_prob);
+  if (config_.pre_layer_norm()) {
+    // ViTLayer: h = x + attention(LN_before(x)); out = h + FF(LN_after(h)).
+    torch::Tensor h = attn_out + hidden;
+    torch::Tensor ff = activation(torch::linear(torch::layer_norm(h, {Hd}, l.ln2_w, l.ln2_b, config_.layer_norm_eps),
+                                                l.i_w, l.i_b));
+    return h + dropout(torch::linear(ff, l.out_w, l.out_b), config_.hidden_dropout_prob);
+  }
   torch::Tensor h1 = torch::layer_norm(attn_out + hidden, {Hd}, l.ln1_w, l.ln1_b, config_.layer_norm_eps);
   torch::Tensor ff = activation(torch::linear(h1, l.i_w, l.i_b));
   ff = dropout(torch::linear(ff, l.out_w, l.out_b), config_.hidden_dropout_prob);
@@ -424,16 +451,19 @@ torch::Tensor Transformer::first_token_layer(int64_t layer, const torch::Tensor&
   const int64_t B = hidden.size(0), L = hidden.size(1), H = num_heads(), D = config_.head_dim(),
                 Hd = config_.hidden_size;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  torch::Tensor h0 = hidden.select(1, 0);                                                  // [B, Hd]
+  // Keys and values read the normalised states in a pre-LN block; the residual reads the raw ones.
+  const torch::Tensor raw = hidden;
+  const torch::Tensor x = attention_input(layer, hidden);
+  torch::Tensor h0 = x.select(1, 0);                                                       // [B, Hd]
   torch::Tensor q = torch::linear(h0, l.q_w, l.q_b).view({B, H, D}).transpose(0, 1);      // [H, B, D]
   torch::Tensor qk = batched_matmul(q, l.k_w.view({H, D, Hd})).transpose(0, 1) * scale;   // [B, H, Hd]
-  torch::Tensor scores = batched_matmul(qk, hidden.transpose(1, 2));                      // [B, H, L]
+  torch::Tensor scores = batched_matmul(qk, x.transpose(1, 2));                           // [B, H, L]
   scores = scores + ext_mask.reshape({ext_mask.size(0), 1, L});
   torch::Tensor probs = dropout(torch::softmax(scores, -1), config_.attention_probs_dropout_prob);
-  torch::Tensor ph = batched_matmul(probs, hidden).transpose(0, 1);                       // [H, B, Hd]
+  torch::Tensor ph = batched_matmul(probs, x).transpose(0, 1);                            // [H, B, Hd]
   torch::Tensor ctx = batched_matmul(ph, l.v_w.view({H, D, Hd}).transpose(1, 2));         // [H, B, D]
   ctx = (ctx + l.v_b.view({H, 1, D})).transpose(0, 1).reshape({B, 1, Hd});
-  return finish_from_context(layer, hidden.slice(1, 0, 1), ctx);
+  return finish_from_context(layer, raw.slice(1, 0, 1), ctx);
 }
 
 torch::Tensor Transformer::layer_forward(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask,
@@ -477,13 +507,23 @@ torch::Tensor Transformer::classify(const torch::Tensor& last_hidden) const {
 }
 
 ForwardResult Transformer::forward(const ForwardRequest& req) const {
-  if (!req.input_ids.defined() && !req.inputs_embeds.defined()) fail("forward: neither input_ids nor inputs_embeds given");
   if (!req.hooks.empty() && static_cast<int64_t>(req.hooks.size()) != num_layers())
     fail("forward: {} layer hooks given for a model with {} layers", req.hooks.size(), num_layers());
-  const torch::Tensor& shape_src = req.inputs_embeds.defined() ? req.inputs_embeds : req.input_ids;
-  const int64_t B = shape_src.size(0), L = shape_src.size(1);
+  torch::Tensor hidden;
+  if (config_.is_vision()) {
+    if (req.input_ids.defined()) fail("forward: a vision transformer takes pixel_values, not input_ids");
+    if (!req.pixel_values.defined() && !req.inputs_embeds.defined())
+      fail("forward: a vision transformer needs pixel_values or inputs_embeds (patch embeddings)");
+    hidden = embed_patches(req.inputs_embeds.defined() ? req.inputs_embeds : patch_embeddings(req.pixel_values));
+  } else {
+    if (req.pixel_values.defined())
+      fail("forward: pixel_values given to a text model (model_type {})", config_.model_type);
+    if (!req.input_ids.defined() && !req.inputs_embeds.defined())
+      fail("forward: neither input_ids nor inputs_embeds given");
+    hidden = embed(req.input_ids, req.token_type_ids, req.attention_mask, req.inputs_embeds);
+  }
+  const int64_t B = hidden.size(0), L = hidden.size(1);
   ForwardResult out;
-  torch::Tensor hidden = embed(req.input_ids, req.token_type_ids, req.attention_mask, req.inputs_embeds);
   torch::Tensor ext = extended_mask(req.attention_mask, B, L);
   if (req.want_hidden_states) out.hidden_states.push_back(hidden);
   for (int64_t i = 0; i < num_layers(); ++i) {

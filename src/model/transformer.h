@@ -1,5 +1,6 @@
 #pragma once
-// BERT-family sequence classifier written as plain functions over named weight tensors, with the
+// BERT-family sequence classifier (and the vision transformer, ViT: patch embeddings in, pre-LN
+// blocks) written as plain functions over named weight tensors, with the
 // attention of every layer open to autograd: it can be read (probabilities, logits, queries, keys,
 // hidden states) and replaced, scaled or head-masked, and every step is differentiable (also to
 // second order). Weights live in one map under canonical BERT names; checkpoint.h maps them to
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/embeddings.h"
 #include "model/heads.h"
 
 namespace salient {
@@ -35,7 +37,9 @@ struct ForwardRequest {
   torch::Tensor input_ids;       // [B, L] int64 (may be undefined when inputs_embeds is given)
   torch::Tensor token_type_ids;  // [B, L] int64, optional (zeros)
   torch::Tensor attention_mask;  // [B, L] 1 = token, 0 = padding; optional (all ones)
-  torch::Tensor inputs_embeds;   // [B, L, E]: used instead of the word-embedding lookup
+  torch::Tensor inputs_embeds;   // [B, L, E]: used instead of the word-embedding lookup (ViT: [B, P, Hd]
+                                 // patch embeddings instead of pixel_values)
+  torch::Tensor pixel_values;    // ViT only: [B, C, H, W]
   std::vector<LayerHooks> hooks; // empty, or one per layer
   bool want_attentions = false;        // probabilities actually used (after hooks)
   bool want_attention_logits = false;  // scaled scores + mask, before softmax
@@ -65,7 +69,8 @@ class Transformer {
                        const torch::Tensor& attention_mask = {}) const;
 
   // Building blocks, for methods that re-run part of the network (e.g. attention attribution
-  // reuses the layers below the attributed one).
+  // reuses the layers below the attributed one). The text ones are a one-line error on a ViT and
+  // the image ones on a text model.
   torch::Tensor word_embeddings(const torch::Tensor& input_ids) const;  // [B, L, E]
   torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                       const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds = {}) const;
@@ -73,8 +78,14 @@ class Transformer {
   // before its LayerNorm.
   torch::Tensor embedding_offsets(const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask,
                                   int64_t batch, int64_t length) const;
+  // ViT: each patch's projection [B, P, Hd] (PatchEmbeddings::patches), and [CLS] + positions on
+  // top of them: the encoder's input [B, 1 + P, Hd].
+  torch::Tensor patch_embeddings(const torch::Tensor& pixel_values) const;
+  torch::Tensor embed_patches(const torch::Tensor& patch_embeds) const;
   // Additive mask [B, 1, 1, L]: 0 for tokens, -10000 for padding.
   torch::Tensor extended_mask(const torch::Tensor& attention_mask, int64_t batch, int64_t length) const;
+  // What a layer's attention reads: its input, or in a pre-LN block (ViT) LN_before(input).
+  torch::Tensor attention_input(int64_t layer, const torch::Tensor& hidden) const;
   QKV project_qkv(int64_t layer, const torch::Tensor& hidden) const;
   torch::Tensor attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const;  // pre-softmax
   // Context from probabilities and V, then output projection, residual, LayerNorm, feed-forward.
@@ -120,19 +131,20 @@ class Transformer {
 
   // Typed views of the weights (the same tensors as weights()), for code that re-runs parts of the
   // network (IG's fused path, LRP): no string lookups outside src/model.
+  // ln1 follows the attention (post-LN) or precedes it (pre-LN, ViT's layernorm_before); ln2
+  // follows the feed-forward or precedes it (layernorm_after).
   struct LayerWeights {
     torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
   };
-  struct EmbeddingWeights {
-    torch::Tensor word, position, token_type;  // token_type undefined without token types (DistilBERT)
-    torch::Tensor ln_w, ln_b;
-    torch::Tensor project_w, project_b;        // ELECTRA's embeddings_project, else undefined
-  };
+  using EmbeddingWeights = TextEmbeddingWeights;
   struct PoolerClassifierWeights {  // BERT's head: tanh pooler on [CLS], then the classifier
     torch::Tensor pooler_w, pooler_b, classifier_w, classifier_b;
   };
   const LayerWeights& layer(int64_t i) const { return layers_.at(i); }
-  const EmbeddingWeights& embedding_weights() const { return embeddings_; }
+  const EmbeddingWeights& embedding_weights() const { return text_embeddings().weights(); }
+  // The input pieces (model/embeddings.h); one-line error for the other modality.
+  const TextEmbeddings& text_embeddings() const;
+  const PatchEmbeddings& patch_embedding_piece() const;
   // One-line error for model types whose head is not BERT's pooler + classifier.
   PoolerClassifierWeights pooler_classifier(const std::string& who) const;
 
@@ -154,7 +166,8 @@ class Transformer {
   ModelConfig config_;
   std::map<std::string, torch::Tensor> weights_;
   std::vector<LayerWeights> layers_;
-  EmbeddingWeights embeddings_;
+  TextEmbeddings text_;       // bound by bind() for text models
+  PatchEmbeddings patches_;   // bound by bind() for a ViT
   std::shared_ptr<const TaskHead> head_;  // bound to weights_' tensors by bind()
   bool training_ = false;
 };

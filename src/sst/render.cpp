@@ -1,7 +1,5 @@
 #include "sst/render.h"
 
-#include <png.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -9,19 +7,9 @@
 
 #include "util/error.h"
 #include "util/io.h"
+#include "util/png.h"
 
 namespace salient::sst {
-
-namespace {
-
-void append_bytes(png_structp png, png_bytep data, png_size_t length) {
-  auto* out = static_cast<std::string*>(png_get_io_ptr(png));
-  out->append(reinterpret_cast<const char*>(data), length);
-}
-
-void no_flush(png_structp) {}
-
-}  // namespace
 
 std::string subset_overlay_png(const std::vector<float>& pixels, int64_t height, int64_t width,
                                const std::vector<uint8_t>& subset, int scale) {
@@ -29,35 +17,20 @@ std::string subset_overlay_png(const std::vector<float>& pixels, int64_t height,
       subset.size() != pixels.size() || scale < 1)
     fail("subset_overlay_png: {} pixels and {} subset flags for a {}x{} image", pixels.size(), subset.size(), height, width);
   const int64_t h = height * scale, w = width * scale;
-  std::vector<png_byte> rgb(static_cast<size_t>(h * w * 3));
+  std::vector<uint8_t> rgb(static_cast<size_t>(h * w * 3));
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x) {
       const int64_t i = (y / scale) * width + x / scale;
       const double v = std::clamp(static_cast<double>(pixels[i]), 0.0, 1.0);
-      png_byte* p = &rgb[static_cast<size_t>((y * w + x) * 3)];
+      uint8_t* p = &rgb[static_cast<size_t>((y * w + x) * 3)];
       if (subset[i]) {  // red tint over the grey level
-        p[0] = static_cast<png_byte>(std::lround(255 * (0.45 + 0.55 * v)));
-        p[1] = p[2] = static_cast<png_byte>(std::lround(255 * 0.25 * v));
+        p[0] = static_cast<uint8_t>(std::lround(255 * (0.45 + 0.55 * v)));
+        p[1] = p[2] = static_cast<uint8_t>(std::lround(255 * 0.25 * v));
       } else {
-        p[0] = p[1] = p[2] = static_cast<png_byte>(std::lround(255 * v / 3));
+        p[0] = p[1] = p[2] = static_cast<uint8_t>(std::lround(255 * v / 3));
       }
     }
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (!png || !info) fail("libpng: cannot create a writer");
-  std::string out;
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    fail("libpng: writing the overlay failed");
-  }
-  png_set_write_fn(png, &out, append_bytes, no_flush);
-  png_set_IHDR(png, info, static_cast<png_uint_32>(w), static_cast<png_uint_32>(h), 8, PNG_COLOR_TYPE_RGB,
-               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (int64_t y = 0; y < h; ++y) png_write_row(png, &rgb[static_cast<size_t>(y * w * 3)]);
-  png_write_end(png, nullptr);
-  png_destroy_write_struct(&png, &info);
-  return out;
+  return encode_rgb_png(rgb, h, w);
 }
 
 std::string subset_tokens_html(const std::vector<std::string>& tokens, const std::vector<uint8_t>& subset,

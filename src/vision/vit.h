@@ -1,0 +1,65 @@
+#pragma once
+// A vision transformer (HF ViTForImageClassification layout, model/embeddings.h's PatchEmbeddings
+// in front of the engine's pre-LN blocks) trained from scratch on the grey-scale image datasets
+// here (Fashion-MNIST from Debian's dataset-fashion-mnist, the MNIST test images), evaluated, and
+// explained per patch from its attention. The model directory is a standard HF one: config.json,
+// model.safetensors, and preprocessor_config.json (ViTImageProcessor: pixels / 255, then
+// (x − 0.5) / 0.5, no resizing).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/transformer.h"
+#include "sst/data.h"
+
+namespace salient::vision {
+
+struct VitTrainOptions {
+  std::string train_data = "fashion-mnist:train", dev_data = "fashion-mnist:val";
+  std::string data_dir;  // shared/data (for mnist:*)
+  std::string output_dir;
+  int64_t patch_size = 7, hidden_size = 64, num_layers = 4, num_heads = 4, intermediate_size = 128;
+  double dropout = 0.0, attention_dropout = 0.0;
+  int epochs = 5;
+  int64_t batch_size = 64;
+  double lr = 1e-3, weight_decay = 0.05, warmup_ratio = 0.06, clip_norm = 1.0;
+  double max_minutes = 0;          // stop after this much training time (0 = no limit)
+  int64_t max_train_examples = 0;  // the first N after a seeded shuffle; 0 = all
+  uint64_t seed = 13;
+  bool resume = false;
+  int stop_after_epoch = 0;  // end this invocation after that epoch (a later --resume continues)
+};
+
+struct VitEpoch {
+  int epoch = 0;
+  double train_loss = 0, dev_accuracy = 0, seconds = 0;
+};
+
+struct VitTrainResult {
+  std::vector<VitEpoch> history;
+  int best_epoch = 0;
+  double best_accuracy = 0, train_seconds = 0;
+};
+
+// Trains, keeps the model of the best dev accuracy in output_dir, and OUT/checkpoint for --resume
+// (at epoch boundaries; batch order and dropout depend on (seed, epoch), so a resumed run takes the
+// same steps as an uninterrupted one).
+VitTrainResult train_vit(const VitTrainOptions& options);
+
+// A ViT model directory (one-line error if it is not one).
+Transformer load_vit(const std::string& dir);
+// The image dataset `spec` (sst/data.h's image specs), checked against the model's input size.
+sst::SstData load_vit_data(const Transformer& model, const std::string& spec, const std::string& data_dir,
+                           int64_t limit = 0);
+// Images [N, C·H·W] in [0, 1] → pixel_values [N, C, H, W] as the model's preprocessor gives them.
+torch::Tensor pixel_values(const Transformer& model, const torch::Tensor& images);
+// Logits [N, labels] for rows of `data`, in batches.
+torch::Tensor vit_logits(const Transformer& model, const torch::Tensor& images, int64_t batch_size = 256);
+double vit_accuracy(const Transformer& model, const sst::SstData& data, int64_t batch_size = 256);
+
+// Patch scores [N, P] from the attention: "attention_mean" (attention each patch receives, mean
+// over heads, layers and query rows, as salient's text attention_mean) or "rollout" (Abnar &
+// Zuidema's rollout from layer 0, the [CLS] row). [CLS] itself is left out.
+torch::Tensor patch_attention_scores(const Transformer& model, const torch::Tensor& images, const std::string& method);
+
+}  // namespace salient::vision
