@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Pre-trains the encoder the task models are fine-tuned from: the task corpus (salient corpus
-# build: train texts of every task, dev/test texts removed) and BERT MLM at the default shape
+# Pre-trains the encoder the task models are fine-tuned from: the corpus (salient corpus build:
+# train texts of every task, GCIDE and WordNet glosses, dev/test texts removed) and BERT MLM at the default shape
 # (4 layers, hidden 256, 8 heads, intermediate 1024, 128 tokens, batch 32).
 #   scripts/pretrain.sh [MAX_STEPS] [MAX_MINUTES]     → models/pretrained (resumes when re-run)
 # Then: INIT=models/pretrained scripts/train_models.sh   → models/<task>-pretrained
@@ -12,8 +12,8 @@ export SALIENT_SHARED=$SHARED
 STEPS=${1:-3000}
 MINUTES=${2:-0}
 mkdir -p models/corpus runs
-"$BIN" --quiet corpus build -o models/corpus/tasks.txt > runs/corpus.json
-"$BIN" --threads "${THREADS:-2}" pretrain --corpus models/corpus/tasks.txt --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
+"$BIN" --quiet corpus build -o models/corpus/corpus.txt > runs/corpus.json
+"$BIN" --threads "${THREADS:-2}" pretrain --corpus models/corpus/corpus.txt --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
   --out models/pretrained --max-steps "$STEPS" --max-minutes "$MINUTES" --eval-every 250 --save-every 250 --seed 13 --resume \
   > runs/pretrain.json 2> runs/pretrain.log
 cat runs/pretrain.json

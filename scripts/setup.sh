@@ -6,7 +6,8 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   nlohmann-json3-dev libutf8proc-dev libcli11-dev libfmt-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
-  dataset-fashion-mnist)
+  dataset-fashion-mnist
+  dict-gcide wordnet-base)  # English for the pre-training corpus (salient corpus build --gcide/--wordnet)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

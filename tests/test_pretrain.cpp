@@ -1,11 +1,14 @@
 // Pre-training: masking statistics (token level and whole words), the MLM head against a direct
 // computation with the tied embeddings, a tiny run that lowers held-out MLM loss, exact resume, the
-// BertForMaskedLM layout, fine-tuning from the result, the corpus's held-out filter, CLI errors.
+// BertForMaskedLM layout, fine-tuning from the result, the corpus's held-out filter, the GCIDE and
+// WordNet parsers on excerpts of the Debian files (tests/data), CLI errors.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,15 +16,19 @@
 #include <set>
 #include <unordered_set>
 
+#include <zlib.h>
+
 #include "data/dataset.h"
 #include "model/checkpoint.h"
 #include "pretrain/corpus.h"
+#include "pretrain/dictionaries.h"
 #include "pretrain/mlm.h"
 #include "test_util.h"
 #include "train/trainer.h"
 
 using namespace salient;
 using namespace salient::pretrain;
+using salient::test::error_of;
 using salient::test::expect_one_line_error;
 using salient::test::run_salient;
 using salient::test::shared_path;
@@ -244,25 +251,165 @@ TEST(Pretrain, TinyRunLowersHeldoutLossResumesExactlyAndSavesBertForMaskedLm) {
   std::filesystem::remove_all(b);
 }
 
-TEST(Corpus, TrainTextsOnlyNeverADevOrTestText) {
+namespace {
+
+std::string test_data(const std::string& rel) { return std::string(SALIENT_TEST_DATA) + "/" + rel; }
+
+bool contains(const std::vector<std::string>& texts, const std::string& t) {
+  return std::find(texts.begin(), texts.end(), t) != texts.end();
+}
+
+// A gzip file written with zlib, as dictzip's .dict.dz is one.
+void write_gzip(const std::string& path, const std::string& data) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  ASSERT_EQ(gzwrite(f, data.data(), static_cast<unsigned>(data.size())), static_cast<int>(data.size()));
+  ASSERT_EQ(gzclose(f), Z_OK);
+}
+
+// A dev/test text the dictionary parsers keep verbatim (no GCIDE markup characters, 3+ words).
+std::string heldout_sentence(const std::string& spec) {
+  for (const auto& r : load_dataset(spec, shared_path("data")).records)
+    if (split_whitespace(r.text).size() >= 4 && r.text.find_first_of("[]{}()\\*`|<>-\"0123456789") == std::string::npos)
+      return r.text;
+  ADD_FAILURE() << "no plain sentence in " << spec;
+  return "";
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+TEST(Corpus, GcideDefinitionsAndQuotationsWithoutMarkup) {
+  // The first 110 lines of Debian's gcide.dict.dz (dictd's 00-database entries, GCIDE's license)
+  // and ten entries, unchanged.
+  const auto texts = read_gcide(test_data("gcide_excerpt.dict.gz"));
+  // A sense without its number, its [Obs.] label or the headword line and etymology above it.
+  EXPECT_TRUE(contains(texts, "To cast or drive out; to banish; to expel; to reject."));
+  // A quotation without its author; an inline quotation kept with its sense.
+  EXPECT_TRUE(contains(texts, "Enforced the kingdom to aband."));
+  EXPECT_TRUE(contains(texts, "He abandoned himself . . . to his favorite vice."));
+  EXPECT_TRUE(contains(texts, "Forsaken, deserted. \"Your abandoned streams.\""));
+  // Character codes ([ae]) become letters, {braces} go; a run-in derived word (-- Stra*te"gic*al*ly) is cut.
+  EXPECT_TRUE(contains(texts, "A genus of small beetles of many species. They and their larvae feed on aphids or plant "
+                              "lice, and hence are of great benefit to man. Also called ladybirds and ladybugs."));
+  EXPECT_TRUE(contains(texts, "Of or pertaining to strategy; effected by artifice."));
+  // A pronunciation on the line after the headword, and an etymology over two lines, dropped.
+  EXPECT_TRUE(contains(texts, "The scaly covering of the toes, as in birds."));
+  // "Usage:" paragraphs are prose: kept without the label.
+  int usage = 0;
+  for (const auto& t : texts) {
+    usage += t.rfind("These adjectives agree", 0) == 0 || t.rfind("Abandoned, Profligate, Reprobate.", 0) == 0;
+    for (const char* markup : {"[", "]", "{", "}", "\\", "*", "`", "Webster", "WordNet", "PJC", "Syn:", "Usage:", "--Shak",
+                               "--Spenser", "OF. abandoner", "imp. & p. p.", "(-d", "Contracted from"})
+      EXPECT_EQ(t.find(markup), std::string::npos) << markup << " in: " << t;
+    // Not the dictd header entries nor GCIDE's license text; no synonym list; no stray headword.
+    for (const char* other : {"00-database", "GNU General Public License", "Collaborative International", "forego; cede",
+                              "applejack"})
+      EXPECT_EQ(t.find(other), std::string::npos) << other << " in: " << t;
+    EXPECT_GE(split_whitespace(t).size(), static_cast<size_t>(kMinDictionaryWords)) << t;
+    EXPECT_EQ(t.find("  "), std::string::npos) << t;
+  }
+  EXPECT_EQ(usage, 1);
+  EXPECT_EQ(texts.size(), 23u);
+  // The uncompressed dictd text gives the same.
+  const std::string plain = tmp_dir("gcide.dict");
+  write_file_atomic(plain, read_gzip_file(test_data("gcide_excerpt.dict.gz")));
+  EXPECT_EQ(read_gcide(plain), texts);
+  std::filesystem::remove(plain);
+}
+
+TEST(Corpus, WordnetGlossesWithoutTheLicenseHeader) {
+  // The first 33 lines of each Debian WordNet 3.0 data file: its 29-line license header, 4 synsets.
+  const auto glosses = read_wordnet(test_data("wordnet"));
+  ASSERT_EQ(glosses.size(), 16u);
+  EXPECT_EQ(glosses[0], "that which is perceived or known or inferred to have its own distinct existence (living or nonliving)");
+  EXPECT_EQ(glosses[4], "draw air into, and expel out of, the lungs; \"I can breathe better when the air is clean\"; \"The patient is respiring\"");
+  EXPECT_EQ(glosses.back(), "before the Christian era; used following dates before the supposed year Christ was born; \"in 200 BC\"");
+  for (const auto& g : glosses) {
+    for (const char* other : {"Princeton", "LICENSEE", "WARRANTIES", "|", "00001740"})
+      EXPECT_EQ(g.find(other), std::string::npos) << other << " in: " << g;
+    EXPECT_NE(g.back(), ' ') << g;
+  }
+  // Lines that start with two spaces are the header, whatever they say; a short gloss is dropped.
+  EXPECT_EQ(wordnet_glosses("  1 This software | is licensed to you\n00000001 03 n 01 x 0 000 | a b c d  \n"
+                            "00000002 03 n 01 y 0 000 | too short\n"),
+            std::vector<std::string>{"a b c d"});
+}
+
+TEST(Corpus, MissingOrInvalidDictionariesAreOneLineErrors) {
+  EXPECT_NE(error_of([] { read_gcide("/nonexistent/gcide.dict.dz"); }).find("/nonexistent/gcide.dict.dz"), std::string::npos);
+  const std::string empty_dir = tmp_dir("no_wordnet");
+  std::filesystem::create_directories(empty_dir);
+  const std::string msg = error_of([&] { read_wordnet(empty_dir); });
+  EXPECT_NE(msg.find(empty_dir + "/data.noun"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("wordnet-base"), std::string::npos) << msg;
+  // A file that is not GCIDE (no headword lines) and WordNet files without glosses are errors too.
+  EXPECT_NE(error_of([] { read_gcide(test_data("wordnet/data.adv")); }).find("no GCIDE definitions"), std::string::npos);
+  for (const char* name : {"data.noun", "data.verb", "data.adj", "data.adv"}) write_file_atomic(join_path(empty_dir, name), "  1 header only\n");
+  EXPECT_NE(error_of([&] { read_wordnet(empty_dir); }).find("no WordNet glosses"), std::string::npos);
+  std::filesystem::remove_all(empty_dir);
+
+  EXPECT_EQ(resolve_gcide("none"), "");
+  EXPECT_EQ(resolve_wordnet("none"), "");
+  EXPECT_EQ(resolve_gcide(test_data("gcide_excerpt.dict.gz")), test_data("gcide_excerpt.dict.gz"));
+  EXPECT_EQ(resolve_wordnet(test_data("wordnet")), test_data("wordnet"));
+  EXPECT_NE(error_of([] { resolve_gcide("/nonexistent/g.dict.dz"); }).find("--gcide: '/nonexistent/g.dict.dz'"), std::string::npos);
+  EXPECT_NE(error_of([] { resolve_gcide(""); }).find("--gcide"), std::string::npos);
+  EXPECT_NE(error_of([] { resolve_gcide(test_data("wordnet")); }).find("is not a file"), std::string::npos);
+  EXPECT_NE(error_of([] { resolve_wordnet("Auto"); }).find("--wordnet: 'Auto'"), std::string::npos);
+  EXPECT_NE(error_of([] { resolve_wordnet(test_data("wordnet/data.adv")); }).find("is not a directory"), std::string::npos);
+  // auto: the Debian path when installed (scripts/setup.sh installs both), else an error naming it and the package.
+  if (file_exists(kDebianGcide))
+    EXPECT_EQ(resolve_gcide("auto"), kDebianGcide);
+  else
+    EXPECT_NE(error_of([] { resolve_gcide("auto"); }).find("/usr/share/dictd/gcide.dict.dz not found (install the Debian package dict-gcide"),
+              std::string::npos);
+  if (file_exists(join_path(kDebianWordnet, "data.noun")))
+    EXPECT_EQ(resolve_wordnet("auto"), kDebianWordnet);
+  else
+    EXPECT_NE(error_of([] { resolve_wordnet("auto"); }).find("/usr/share/wordnet/data.noun not found (install the Debian package wordnet-base"),
+              std::string::npos);
+}
+
+TEST(Corpus, TrainTextsAndDictionariesNeverADevOrTestText) {
   SALIENT_REQUIRE_SHARED(shared_path("data"));
+  // The dictionary excerpts plus, in each, a dev/test sentence in capitals with extra spaces (the
+  // filter compares normalised text), and a gloss that repeats a GCIDE definition (a duplicate).
+  const std::string dev = heldout_sentence("sst2:dev"), test = heldout_sentence("cola:dev");
+  const std::string gcide = tmp_dir("gcide.dict.dz"), wordnet = tmp_dir("wordnet");
+  write_gzip(gcide, read_gzip_file(test_data("gcide_excerpt.dict.gz")) + "Heldout \\Held\"out\\, n.\n   1. " + upper(dev) +
+                        "\n      [1913 Webster]\n");
+  std::filesystem::create_directories(wordnet);
+  for (const char* name : {"data.noun", "data.verb", "data.adj"})
+    std::filesystem::copy_file(test_data(std::string("wordnet/") + name), join_path(wordnet, name));
+  write_file_atomic(join_path(wordnet, "data.adv"),
+                    read_file(test_data("wordnet/data.adv")) + "00009999 02 r 01 x 0 000 |   " + upper(test) +
+                        "  \n00009998 02 r 01 y 0 000 | The scaly covering of the toes, as in birds.  \n");
+  ASSERT_TRUE(contains(read_gcide(gcide), upper(dev)));  // the parser keeps it: only the filter can drop it
   const std::string out = tmp_dir("tasks.txt");
-  CorpusReport r = build_task_corpus(shared_path("data"), bert_tokenizer(), out);
+  CorpusReport r = build_task_corpus(shared_path("data"), bert_tokenizer(), out, {gcide, wordnet});
   // Independently of the builder's own filter: every dev/test text of every task, normalised.
   std::unordered_set<std::string> heldout;
   for (const char* spec : {"sst2:dev", "sst2:test", "sst-trees:dev", "sst-trees:test", "cola:dev", "cola:ood",
                            "hatexplain:val", "hatexplain:test", "eraser:val", "eraser:test"})
     for (const auto& rec : load_dataset(spec, shared_path("data")).records) heldout.insert(normalized_text(rec.text));
+  ASSERT_TRUE(heldout.count(normalized_text(upper(dev))) && heldout.count(normalized_text(upper(test))));
   std::ifstream in(out);
   std::string line;
-  int64_t lines = 0, leaked = 0;
+  int64_t lines = 0, leaked = 0, dictionary_lines = 0;
   while (std::getline(in, line)) {
     ++lines;
     leaked += heldout.count(normalized_text(line));
+    dictionary_lines += line == "To cast or drive out; to banish; to expel; to reject." || line == "a separate and self-contained entity";
   }
   EXPECT_EQ(leaked, 0);
+  EXPECT_EQ(dictionary_lines, 2);
   EXPECT_EQ(lines, r.texts);
-  ASSERT_EQ(r.sources.size(), 5u);
+  ASSERT_EQ(r.sources.size(), 7u);
   int64_t dropped = 0;
   for (const auto& s : r.sources) {
     EXPECT_GT(s.texts, 0) << s.name;
@@ -271,11 +418,27 @@ TEST(Corpus, TrainTextsOnlyNeverADevOrTestText) {
     dropped += s.dropped_heldout;
   }
   EXPECT_GT(dropped, 0);  // some train texts do repeat a dev/test text, and are dropped
+  const auto& g = r.sources[5];
+  const auto& w = r.sources[6];
+  EXPECT_EQ(g.spec, gcide);
+  EXPECT_NE(g.license.find("GPL"), std::string::npos);
+  EXPECT_EQ(g.dropped_heldout, 1);
+  EXPECT_EQ(g.texts + g.dropped_heldout + g.dropped_duplicate, 24);  // the excerpt's 23 and the held-out one
+  EXPECT_EQ(w.spec, wordnet);
+  EXPECT_NE(w.license.find("WordNet 3.0"), std::string::npos);
+  EXPECT_EQ(w.dropped_heldout, 1);
+  EXPECT_GE(w.dropped_duplicate, 1);
+  EXPECT_EQ(w.texts + w.dropped_heldout + w.dropped_duplicate, 18);
   auto report = parse_json_file(out + ".json");
   EXPECT_EQ(report["texts"], r.texts);
+  EXPECT_EQ(report["sources"][6]["dropped_heldout"], 1);
   EXPECT_EQ(normalized_text("  A  Charming\tFILM \n"), "a charming film");
+  // Without dictionaries: the task sources only.
+  EXPECT_EQ(build_task_corpus(shared_path("data"), bert_tokenizer(), out).sources.size(), 5u);
   std::filesystem::remove(out);
   std::filesystem::remove(out + ".json");
+  std::filesystem::remove(gcide);
+  std::filesystem::remove_all(wordnet);
 }
 
 TEST(PretrainCli, BadCorporaAndOptionsGiveOneLineErrors) {
@@ -288,6 +451,9 @@ TEST(PretrainCli, BadCorporaAndOptionsGiveOneLineErrors) {
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out + " --mask-rate 1.5"), "--mask-rate");
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out + " --max-length 4"), "--max-length");
   expect_one_line_error(run_salient("corpus build -o " + out + "/c.txt --data-dir /nonexistent"), "--data-dir");
+  expect_one_line_error(run_salient("corpus build -o " + out + "/c.txt --gcide /nonexistent/g.dict.dz"), "--gcide: '/nonexistent/g.dict.dz'");
+  expect_one_line_error(run_salient("corpus build -o " + out + "/c.txt --gcide none --wordnet nope"), "--wordnet: 'nope'");
+  expect_one_line_error(run_salient("corpus build -o " + out + "/c.txt --gcide none --wordnet ''"), "--wordnet");
   // A tiny run through the CLI writes the model and its report.
   auto r = run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out +
                        " --layers 1 --hidden 16 --heads 2 --intermediate 32 --max-length 16 --batch-size 8 --max-steps 5");

@@ -1,6 +1,7 @@
 // Pre-training subcommands: corpus build, pretrain.
 #include "commands.h"
 #include "pretrain/corpus.h"
+#include "pretrain/dictionaries.h"
 #include "pretrain/mlm.h"
 #include "util/io.h"
 
@@ -9,14 +10,16 @@ namespace salient::cli {
 namespace {
 
 struct CorpusArgs {
-  std::string out, data_dir, vocab;
+  std::string out, data_dir, vocab, gcide = "auto", wordnet = "auto";
 };
 
 void run_corpus_build(const CorpusArgs& a) {
   const std::string data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
   if (data_dir.empty() || !dir_exists(data_dir)) fail("--data-dir: '{}' is not a directory", data_dir);
+  // Resolved before the (slow) task texts are read, so a missing dictionary fails at once.
+  const pretrain::CorpusOptions opts{pretrain::resolve_gcide(a.gcide), pretrain::resolve_wordnet(a.wordnet)};
   const std::string vocab = a.vocab.empty() ? join_path(data_dir, "bert_base_uncased_tokenizer") : a.vocab;
-  const auto report = pretrain::build_task_corpus(data_dir, WordPieceTokenizer::from_path(vocab), a.out);
+  const auto report = pretrain::build_task_corpus(data_dir, WordPieceTokenizer::from_path(vocab), a.out, opts);
   std::cout << report.to_json().dump(2) << "\n";
 }
 
@@ -26,10 +29,12 @@ void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* corpus = app.add_subcommand("corpus", "assemble a pre-training corpus");
   corpus->require_subcommand(1);
   static CorpusArgs ca;
-  auto* build = corpus->add_subcommand("build", "the text of every task's train split (dev/test texts removed) → one text per line, with a report");
+  auto* build = corpus->add_subcommand("build", "the text of every task's train split, GCIDE and WordNet glosses (dev/test texts removed) → one text per line, with a report");
   build->add_option("--out,-o,--output", ca.out, "corpus file to write (its report goes to FILE.json)")->required();
   build->add_option("--data-dir", ca.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
   build->add_option("--vocab", ca.vocab, "tokenizer for the word-piece counts (default: data/bert_base_uncased_tokenizer)");
+  build->add_option("--gcide", ca.gcide, "GCIDE dictionary: PATH (dictd .dict.dz), auto (/usr/share/dictd/gcide.dict.dz, Debian dict-gcide) or none (default: auto)");
+  build->add_option("--wordnet", ca.wordnet, "WordNet glosses: DIR (with data.noun/verb/adj/adv), auto (/usr/share/wordnet, Debian wordnet-base) or none (default: auto)");
   commands.push_back({build, [] { run_corpus_build(ca); }});
 
   static pretrain::PretrainOptions po;

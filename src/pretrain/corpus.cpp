@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "data/dataset.h"
+#include "pretrain/dictionaries.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -63,7 +64,8 @@ nlohmann::json CorpusReport::to_json() const {
   return {{"texts", texts}, {"words", words}, {"word_pieces", pieces}, {"sources", src}};
 }
 
-CorpusReport build_task_corpus(const std::string& data_dir, const WordPieceTokenizer& tok, const std::string& out_path) {
+CorpusReport build_task_corpus(const std::string& data_dir, const WordPieceTokenizer& tok, const std::string& out_path,
+                               const CorpusOptions& options) {
   if (out_path.empty()) fail("--out: a corpus file to write is required");
   if (data_dir.empty() || !dir_exists(data_dir)) fail("--data-dir: '{}' is not a directory", data_dir);
   const std::vector<std::string> held = heldout_texts(data_dir);
@@ -71,34 +73,51 @@ CorpusReport build_task_corpus(const std::string& data_dir, const WordPieceToken
   std::unordered_set<std::string> seen;
   std::ostringstream text;
   CorpusReport report;
-  for (const Source& src : kTrainSources) {
-    CorpusSourceStats st{src.name, src.spec, src.license};
-    for (const auto& r : load_dataset(src.spec, data_dir).records) {
-      for (const std::string* t : {&r.text, r.text_pair ? &*r.text_pair : nullptr}) {
-        if (!t) continue;
-        const std::string key = normalized_text(*t);
-        if (key.empty()) continue;
-        if (heldout.count(key)) {
-          ++st.dropped_heldout;
-          continue;
-        }
-        if (!seen.insert(key).second) {
-          ++st.dropped_duplicate;
-          continue;
-        }
-        std::string line = *t;  // one text per line: newlines inside a document become spaces
-        for (char& c : line)
-          if (c == '\n' || c == '\r') c = ' ';
-        text << line << '\n';
-        ++st.texts;
-        st.words += static_cast<int64_t>(split_whitespace(line).size());
-        st.pieces += static_cast<int64_t>(tok.tokenize(line).ids.size());
-      }
+  // Every source goes through the same held-out filter and the same duplicate set, in order.
+  auto add = [&](CorpusSourceStats& st, const std::string& t) {
+    const std::string key = normalized_text(t);
+    if (key.empty()) return;
+    if (heldout.count(key)) {
+      ++st.dropped_heldout;
+      return;
     }
+    if (!seen.insert(key).second) {
+      ++st.dropped_duplicate;
+      return;
+    }
+    std::string line = t;  // one text per line: newlines inside a document become spaces
+    for (char& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    text << line << '\n';
+    ++st.texts;
+    st.words += static_cast<int64_t>(split_whitespace(line).size());
+    st.pieces += static_cast<int64_t>(tok.tokenize(line).ids.size());
+  };
+  auto finish = [&](const CorpusSourceStats& st) {
     report.texts += st.texts;
     report.words += st.words;
     report.pieces += st.pieces;
     report.sources.push_back(st);
+  };
+  for (const Source& src : kTrainSources) {
+    CorpusSourceStats st{src.name, src.spec, src.license};
+    for (const auto& r : load_dataset(src.spec, data_dir).records) {
+      add(st, r.text);
+      if (r.text_pair) add(st, *r.text_pair);
+    }
+    finish(st);
+  }
+  if (!options.gcide.empty()) {
+    CorpusSourceStats st{"GCIDE definitions, notes and quotations", options.gcide,
+                         "GPL-2.0-or-later (GCIDE; Debian dict-gcide)"};
+    for (const auto& t : read_gcide(options.gcide)) add(st, t);
+    finish(st);
+  }
+  if (!options.wordnet.empty()) {
+    CorpusSourceStats st{"WordNet 3.0 synset glosses", options.wordnet,
+                         "WordNet 3.0 license (Princeton; permissive, keep the copyright notice; Debian wordnet-base)"};
+    for (const auto& t : read_wordnet(options.wordnet)) add(st, t);
+    finish(st);
   }
   write_file_atomic(out_path, text.str());
   write_file_atomic(out_path + ".json", report.to_json().dump(2) + "\n");
