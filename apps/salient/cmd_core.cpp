@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "salient/salient.h"
 #include "data/dataset.h"
 #include "eval/classification.h"
 #include "model/classifier.h"
@@ -51,7 +52,8 @@ struct PredictArgs {
 
 void run_predict(const PredictArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
-  Classifier clf = load_classifier(a.model);
+  const Model model = Model::load(a.model);
+  const Classifier& clf = model.classifier();
   auto items = read_input_items(a.input);
   std::vector<Encoding> encs;
   for (const auto& item : items) {
@@ -63,38 +65,18 @@ void run_predict(const PredictArgs& a) {
   }
   const bool text = text_format(a.format, a.output);
   Output out(a.output);
-  torch::NoGradGuard no_grad;
-  for (size_t s = 0; s < encs.size(); s += a.batch_size) {
-    std::vector<const Encoding*> chunk;
-    for (size_t i = s; i < std::min(encs.size(), s + a.batch_size); ++i) chunk.push_back(&encs[i]);
-    Batch b = make_batch(chunk, clf.tokenizer.pad_id());
-    auto logits = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
-    auto probs = torch::softmax(logits, -1);
-    for (size_t i = 0; i < chunk.size(); ++i) {
-      auto l = logits[i], p = probs[i];
-      int64_t id = p.argmax().item<int64_t>();
-      nlohmann::json j;
-      const auto& fields = items[s + i].fields;
-      if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
-      if (clf.model.config().num_labels == 1) {  // a regression model: its one output
-        j["value"] = l[0].item<double>();
-        if (chunk[i]->truncated) j["truncated"] = true;
-        const InputItem& item = items[s + i];
-        if (text) out.text(fmt::format("{:.4f}\t{}\n", l[0].item<double>(), item.text ? *item.text : "(ids)"));
-        else out.line(j);
-        continue;
-      }
-      j["label"] = clf.label_name(id);
-      j["label_id"] = id;
-      j["logits"] = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
-      j["probs"] = std::vector<double>(p.data_ptr<double>(), p.data_ptr<double>() + p.numel());
-      if (chunk[i]->truncated) j["truncated"] = true;
-      if (!text) {
-        out.line(j);
-        continue;
-      }
-      const InputItem& item = items[s + i];
-      out.text(fmt::format("{} (p = {:.3f})\t{}\n", clf.label_name(id), p[id].item<double>(),
+  const std::vector<Prediction> preds = model.predict(encs, a.batch_size);
+  for (size_t i = 0; i < preds.size(); ++i) {
+    const Prediction& p = preds[i];
+    const InputItem& item = items[i];
+    if (!text) {
+      nlohmann::json j = p.to_json();
+      if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
+      out.line(j);
+    } else if (p.value) {
+      out.text(fmt::format("{:.4f}\t{}\n", *p.value, item.text ? *item.text : "(ids)"));
+    } else {
+      out.text(fmt::format("{} (p = {:.3f})\t{}\n", p.label, p.probs[p.label_id],
                            item.text ? *item.text + (item.text_pair ? " | " + *item.text_pair : "") : "(ids)"));
     }
   }
@@ -107,28 +89,17 @@ struct EvaluateArgs {
   int64_t batch_size = 64, max_length = 0;
 };
 
-// Accuracy, macro-F1 and MCC of a model on a labelled dataset, e.g. a held-out test split.
+// Accuracy, macro-F1 and MCC of a model on a labelled dataset, e.g. a held-out test split; Pearson
+// and MSE for a regression model.
 void run_evaluate(const EvaluateArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
-  Dataset data = load_dataset(a.data, a.data_dir.empty() ? shared_data_dir() : a.data_dir);
-  Classifier clf = load_classifier(a.model);
-  const int64_t max_length = a.max_length > 0 ? a.max_length : clf.model.config().max_tokens();
-  if (clf.model.config().num_labels == 1) {  // a regression model: Pearson and MSE on the targets
-    RegressionMetrics m = evaluate_regressor(clf, data, max_length, a.batch_size);
-    std::cout << nlohmann::json({{"model", a.model}, {"data", a.data}, {"examples", m.count}, {"pearson", m.pearson},
-                                 {"mse", m.mse}, {"max_length", max_length}})
-                     .dump()
-              << "\n";
-    return;
-  }
-  for (size_t i = 0; i < data.records.size(); ++i)
-    if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", a.data, i + 1);
-  ClassificationMetrics m = evaluate_classifier(clf, data, max_length, a.batch_size);
-  std::cout << nlohmann::json({{"model", a.model}, {"data", a.data}, {"examples", m.count}, {"accuracy", m.accuracy},
-                               {"macro_f1", m.macro_f1}, {"mcc", m.mcc}, {"max_length", max_length}})
-                   .dump()
-            << "\n";
+  const std::string data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
+  const Dataset data = load_dataset(a.data, data_dir);  // a bad spec fails before the model loads
+  nlohmann::json j = Model::load(a.model).evaluate(data, a.batch_size, a.max_length);
+  j["model"] = a.model;
+  j["data"] = a.data;
+  std::cout << j.dump() << "\n";
 }
 
 // ---- info ----

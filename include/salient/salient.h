@@ -1,0 +1,73 @@
+#pragma once
+// salient's public API: the one entry point the CLI, the Python bindings and the web viewer share.
+// Load a model directory (any supported family, Hugging Face layout), tokenize, predict, explain by
+// method name with parameters checked against the explainer registry, and evaluate on a dataset.
+// Everything below is a thin layer over the library (src/): errors are salient::Error with a
+// one-line message naming the argument or file.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/dataset.h"
+#include "explain/explainer.h"
+#include "model/checkpoint.h"
+#include "model/classifier.h"
+
+namespace salient {
+
+// One input: a text (and optionally its pair), as a person types it.
+struct TextInput {
+  std::string text;
+  std::optional<std::string> text_pair;
+};
+
+struct Prediction {
+  int64_t label_id = -1;             // classification: the argmax
+  std::string label;
+  std::vector<double> logits, probs;
+  std::optional<double> value;       // a regression model (one output): its value; no label
+  bool truncated = false;            // the input was cut to the model's length limit
+  nlohmann::json to_json() const;    // the fields `salient predict` writes
+};
+
+class Model {
+ public:
+  // One-line error for a directory that is not a model (or is a ViT: see vision/vit.h).
+  static Model load(const std::string& dir, const LoadOptions& options = {});
+  explicit Model(Classifier classifier) : clf_(std::move(classifier)) {}
+
+  const Classifier& classifier() const { return clf_; }
+  const ModelConfig& config() const { return clf_.model.config(); }
+  std::vector<std::string> labels() const;
+
+  // max_length 0: the model's limit.
+  Encoding tokenize(const TextInput& input, int max_length = 0) const;
+  std::vector<Prediction> predict(const std::vector<Encoding>& inputs, int64_t batch_size = 32) const;
+  std::vector<Prediction> predict(const std::vector<TextInput>& inputs, int64_t batch_size = 32) const;
+
+  // Explanations in the one schema (docs/explanation.schema.json), one per input. `method` is a
+  // registered name (methods()); `params` its parameters by name (unknown names and out-of-range
+  // values are errors); `target` "pred" or a label index or name; `output` "prob", "logit" or empty
+  // (the method's default).
+  std::vector<nlohmann::json> explain(const std::vector<TextInput>& inputs, const std::string& method,
+                                      const nlohmann::json& params = nlohmann::json::object(),
+                                      const std::string& target = "pred", const std::string& output = "",
+                                      int64_t batch_size = 8, uint64_t seed = 0) const;
+
+  // Accuracy, macro-F1 and MCC (classification) or Pearson and MSE (regression) on a dataset spec
+  // (sst2:test, a CSV/JSONL file, ...; docs/datasets.md). data_dir empty: the shared data.
+  nlohmann::json evaluate(const std::string& spec, const std::string& data_dir = "", int64_t batch_size = 64,
+                          int64_t max_length = 0) const;
+  nlohmann::json evaluate(const Dataset& data, int64_t batch_size = 64, int64_t max_length = 0) const;
+
+ private:
+  Classifier clf_;
+};
+
+// Every registered explainer: name, family, summary and parameters (ParamSpec).
+const std::vector<ExplainerInfo>& methods();
+
+}  // namespace salient

@@ -1,0 +1,123 @@
+#include "salient/salient.h"
+
+#include <algorithm>
+
+#include "data/dataset.h"
+#include "train/trainer.h"
+#include "util/error.h"
+#include "util/io.h"
+
+namespace salient {
+
+nlohmann::json Prediction::to_json() const {
+  nlohmann::json j;
+  if (value) {
+    j["value"] = *value;
+  } else {
+    j["label"] = label;
+    j["label_id"] = label_id;
+    j["logits"] = logits;
+    j["probs"] = probs;
+  }
+  if (truncated) j["truncated"] = true;
+  return j;
+}
+
+Model Model::load(const std::string& dir, const LoadOptions& options) { return Model(load_classifier(dir, options)); }
+
+std::vector<std::string> Model::labels() const {
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < config().num_labels; ++i) names.push_back(clf_.label_name(i));
+  return names;
+}
+
+Encoding Model::tokenize(const TextInput& input, int max_length) const {
+  if (max_length < 0) fail("max_length: must be >= 0 (got {})", max_length);
+  return clf_.encode(input.text, input.text_pair, max_length);
+}
+
+std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int64_t batch_size) const {
+  if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
+  std::vector<Prediction> out;
+  torch::NoGradGuard no_grad;
+  for (size_t s = 0; s < inputs.size(); s += static_cast<size_t>(batch_size)) {
+    std::vector<const Encoding*> chunk;
+    for (size_t i = s; i < std::min(inputs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&inputs[i]);
+    Batch b = make_batch(chunk, clf_.tokenizer.pad_id(), clf_.model.device());
+    torch::Tensor logits = clf_.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
+    torch::Tensor probs = torch::softmax(logits, -1);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      Prediction p;
+      p.truncated = chunk[i]->truncated;
+      const torch::Tensor l = logits[i].contiguous(), q = probs[i].contiguous();
+      if (config().num_labels == 1) {  // a regression model: its one output
+        p.value = l[0].item<double>();
+      } else {
+        p.label_id = q.argmax().item<int64_t>();
+        p.label = clf_.label_name(p.label_id);
+        p.logits.assign(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
+        p.probs.assign(q.data_ptr<double>(), q.data_ptr<double>() + q.numel());
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int64_t batch_size) const {
+  std::vector<Encoding> encs;
+  for (const auto& in : inputs) encs.push_back(tokenize(in));
+  return predict(encs, batch_size);
+}
+
+std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,
+                                           const nlohmann::json& params, const std::string& target,
+                                           const std::string& output, int64_t batch_size, uint64_t seed) const {
+  if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
+  // A C++ caller's `{}` is null: no parameters.
+  if (!params.is_null() && !params.is_object())
+    fail("params: expected an object of parameter names to values, got {}", params.dump());
+  auto explainer = make_explainer(method);  // an unknown name lists the valid ones
+  ExplainOptions opts;
+  opts.params = params.is_null() ? nlohmann::json::object() : params;
+  opts.seed = seed;
+  if (!output.empty()) opts.output = parse_model_output(output);
+  const int64_t fixed_target = target == "pred" ? -1 : config().label_id(target);  // errors name the labels
+  std::vector<Encoding> encs;
+  for (const auto& in : inputs) encs.push_back(tokenize(in));
+  std::vector<nlohmann::json> out;
+  for (size_t s = 0; s < encs.size(); s += static_cast<size_t>(batch_size)) {
+    std::vector<const Encoding*> chunk;
+    for (size_t i = s; i < std::min(encs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&encs[i]);
+    std::vector<int64_t> targets =
+        fixed_target < 0 ? predicted_classes(clf_, chunk) : std::vector<int64_t>(chunk.size(), fixed_target);
+    std::vector<Explanation> ex = explainer->explain(clf_, chunk, targets, opts);
+    for (size_t i = 0; i < chunk.size(); ++i)
+      out.push_back(explanation_json(clf_, *chunk[i], ex[i], inputs[s + i].text, /*word_max=*/false));
+  }
+  return out;
+}
+
+nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_dir, int64_t batch_size,
+                               int64_t max_length) const {
+  return evaluate(load_dataset(spec, data_dir.empty() ? shared_data_dir() : data_dir), batch_size, max_length);
+}
+
+nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t max_length) const {
+  if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
+  if (max_length < 0) fail("max_length: must be >= 0 (got {})", max_length);
+  const int64_t length = max_length > 0 ? max_length : config().max_tokens();
+  if (config().num_labels == 1) {
+    const RegressionMetrics m = evaluate_regressor(clf_, data, length, batch_size);
+    return {{"data", data.name}, {"examples", m.count}, {"pearson", m.pearson}, {"mse", m.mse}, {"max_length", length}};
+  }
+  for (size_t i = 0; i < data.records.size(); ++i)
+    if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", data.name, i + 1);
+  const ClassificationMetrics m = evaluate_classifier(clf_, data, length, batch_size);
+  return {{"data", data.name}, {"examples", m.count}, {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1},
+          {"mcc", m.mcc}, {"max_length", length}};
+}
+
+const std::vector<ExplainerInfo>& methods() { return explainer_registry(); }
+
+}  // namespace salient

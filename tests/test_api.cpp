@@ -1,0 +1,98 @@
+// The public API (include/salient/salient.h) against the CLI on the fixture model: the same numbers
+// through both, and one-line errors for bad arguments.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "salient/salient.h"
+#include "test_util.h"
+
+using namespace salient;
+using salient::test::error_of;
+using salient::test::run_salient;
+using salient::test::shared_path;
+
+namespace {
+
+std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+const std::vector<TextInput> kInputs = {{"a charming and moving journey", std::nullopt},
+                                        {"bad", std::string("very bad indeed")}};
+const std::string kInputLines =
+    "a charming and moving journey\n{\"text\": \"bad\", \"text_pair\": \"very bad indeed\"}\n";
+
+}  // namespace
+
+TEST(Api, PredictEqualsTheCli) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Model m = Model::load(model_dir());
+  const std::vector<Prediction> got = m.predict(kInputs);
+  auto r = run_salient("--quiet predict --model " + model_dir(), kInputLines);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto want = json_lines(r.out);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].label, want[i]["label"]);
+    EXPECT_EQ(got[i].to_json(), want[i]);  // the same fields and the same numbers
+  }
+  // Batched and one by one agree.
+  const std::vector<Prediction> single = m.predict(kInputs, 1);
+  for (size_t i = 0; i < got.size(); ++i)
+    for (size_t k = 0; k < got[i].logits.size(); ++k) EXPECT_NEAR(single[i].logits[k], got[i].logits[k], 1e-5);
+  EXPECT_EQ(m.labels().size(), 2u);
+  EXPECT_EQ(m.tokenize({"a charming journey", std::nullopt}).tokens.front(), "[CLS]");
+}
+
+TEST(Api, ExplainEqualsTheCliAndChecksItsArguments) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Model m = Model::load(model_dir());
+  const auto got = m.explain(kInputs, "ig", {{"steps", 16}});
+  auto r = run_salient("--quiet explain --model " + model_dir() + " --method ig --steps 16 --format json", kInputLines);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto want = json_lines(r.out);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i]["tokens"], want[i]["tokens"]);
+    EXPECT_EQ(got[i]["target"], want[i]["target"]);
+    EXPECT_EQ(got[i]["params"], want[i]["params"]);
+    ASSERT_EQ(got[i]["token_scores"].size(), want[i]["token_scores"].size());
+    for (size_t t = 0; t < got[i]["token_scores"].size(); ++t)
+      EXPECT_NEAR(got[i]["token_scores"][t].get<double>(), want[i]["token_scores"][t].get<double>(), 1e-9);
+  }
+  // A fixed target by label name, and the explained output.
+  const auto second = m.explain(kInputs, "saliency", {}, m.labels()[1], "logit");
+  EXPECT_EQ(second[0]["target"], 1);
+  EXPECT_EQ(second[0]["output"], "logit");
+  EXPECT_NE(error_of([&] { m.explain(kInputs, "ig", {{"samples", 10}}); }).find("samples"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.explain(kInputs, "ig", {{"steps", 1}}); }).find("steps"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.explain(kInputs, "no_such_method"); }).find("no_such_method"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.explain(kInputs, "ig", {}, "maybe"); }).find("maybe"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.predict(kInputs, 0); }).find("batch_size"), std::string::npos);
+  // Every registered explainer is listed with its parameters.
+  EXPECT_EQ(methods().size(), explainer_names().size());
+  bool has_ig = false;
+  for (const auto& info : methods())
+    if (info.name == "ig") has_ig = !info.params.empty();
+  EXPECT_TRUE(has_ig);
+}
+
+TEST(Api, EvaluateEqualsTheCli) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const std::string file = salient::test::temp_dir("api_eval") + "/data.jsonl";
+  write_file_atomic(file, "{\"text\": \"a charming journey\", \"label\": 1}\n{\"text\": \"dull and bad\", \"label\": 0}\n"
+                          "{\"text\": \"not good\", \"label\": 0}\n");
+  const nlohmann::json got = Model::load(model_dir()).evaluate(file);
+  auto r = run_salient("--quiet evaluate --model " + model_dir() + " --data " + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json want = nlohmann::json::parse(r.out);
+  EXPECT_EQ(got["examples"], 3);
+  EXPECT_EQ(got["accuracy"], want["accuracy"]);
+  EXPECT_EQ(got["mcc"], want["mcc"]);
+}
