@@ -6,6 +6,7 @@
 #include "model/checkpoint.h"
 #include "test_util.h"
 #include "util/io.h"
+#include "util/quadrature.h"
 #include "vision/render.h"
 #include "vision/vit.h"
 
@@ -16,6 +17,8 @@ using salient::test::shared_path;
 using salient::test::temp_dir;
 
 namespace {
+
+nlohmann::json json_first(const std::string& lines) { return nlohmann::json::parse(lines.substr(0, lines.find('\n'))); }
 
 vision::VitTrainOptions tiny_options(const std::string& out) {
   vision::VitTrainOptions o;
@@ -136,6 +139,11 @@ TEST(VitCli, TrainEvaluateExplainAndErrors) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["examples"], 50);
   r = run_salient("vit explain --model " + model + " --data mnist:test --limit 2 --method rollout -o " + views + data);
   ASSERT_EQ(r.code, 0) << r.err;
+  r = run_salient("vit explain --model " + model + " --data mnist:test --limit 2 --method ig --steps 8" + data);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json_first(r.out)["steps"], 8);
+  r = run_salient("vit explain --model " + model + " --data mnist:test --limit 2 --method rollout -o " + views + data);
+  ASSERT_EQ(r.code, 0) << r.err;
   const std::string lines = read_file(join_path(views, "explanations.jsonl"));
   const nlohmann::json first = nlohmann::json::parse(lines.substr(0, lines.find('\n')));
   EXPECT_EQ(first["patch_scores"].size(), 4u);
@@ -159,4 +167,44 @@ TEST(VitCli, TextCommandsRefuseAVit) {
                                        "a vision transformer (model_type vit) takes images, not text");
   salient::test::expect_one_line_error(run_salient("predict --model " + dir, "a b\n"), "use salient vit");
   std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(VitExplain, GradientScoresHaveTheirDefinitionsAndIgIsComplete) {
+  SALIENT_REQUIRE_SHARED(shared_path("data/mnist"));
+  nlohmann::json cfg = {{"model_type", "vit"}, {"image_size", 28}, {"patch_size", 7}, {"num_channels", 1},
+                        {"hidden_size", 16}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                        {"intermediate_size", 16}, {"num_labels", 10}};
+  Transformer m(ModelConfig::from_json(cfg, "vit/config.json"), 11);
+  m.to(torch::kDouble);
+  const sst::SstData d = vision::load_vit_data(m, "mnist:test", shared_path("data"), 2);
+  const std::vector<int64_t> targets = {3, 7};
+  auto prob = [&](const torch::Tensor& pixels) {  // the explained output on raw pixels [N, C, H, W]
+    ForwardRequest req;
+    req.pixel_values = pixels;
+    return torch::softmax(m.forward(req).logits, -1).gather(1, torch::tensor(targets).view({-1, 1})).squeeze(1);
+  };
+  // IG: completeness, and equality with pixel-space IG summed per patch (the projection is linear).
+  const torch::Tensor ig = vision::patch_gradient_scores(m, d.images, "ig", targets, 48);
+  const torch::Tensor x = vision::pixel_values(m, d.images), black = vision::pixel_values(m, torch::zeros_like(d.images));
+  const torch::Tensor gap = (prob(x) - prob(black)).detach();
+  EXPECT_LT((ig.sum(1) - gap).abs().max().item<double>(), 1e-8);
+  const Quadrature q = make_quadrature(Rule::GaussLegendre, 48, QuadratureConvention::Exact);
+  torch::Tensor total = torch::zeros_like(x);
+  for (size_t k = 0; k < q.alphas.size(); ++k) {
+    torch::Tensor pt = (black + q.alphas[k] * (x - black)).detach().requires_grad_(true);
+    total += q.weights[k] * torch::autograd::grad({prob(pt).sum()}, {pt})[0];
+  }
+  const torch::Tensor pixel_ig = ((x - black) * total).view({2, 1, 4, 7, 4, 7}).sum({1, 3, 5}).view({2, 16});
+  EXPECT_LT((ig - pixel_ig).abs().max().item<double>(), 1e-10);
+  // saliency and gradient × input from ∂F/∂e taken directly.
+  torch::Tensor e = m.patch_embeddings(x).detach().requires_grad_(true);
+  ForwardRequest req;
+  req.inputs_embeds = e;
+  torch::Tensor f = torch::softmax(m.forward(req).logits, -1).gather(1, torch::tensor(targets).view({-1, 1})).sum();
+  torch::Tensor g = torch::autograd::grad({f}, {e})[0];
+  EXPECT_LT((vision::patch_gradient_scores(m, d.images, "saliency", targets) - g.norm(2, -1)).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((vision::patch_gradient_scores(m, d.images, "grad_x_input", targets) - (g * e).sum(-1)).abs().max().item<double>(),
+            1e-12);
+  EXPECT_NE(error_of([&] { vision::patch_gradient_scores(m, d.images, "ig", targets, 1); }).find("--steps"), std::string::npos);
+  EXPECT_NE(error_of([&] { vision::patch_gradient_scores(m, d.images, "ig", {3}); }).find("targets"), std::string::npos);
 }

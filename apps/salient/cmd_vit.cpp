@@ -16,7 +16,7 @@ struct VitEvaluateArgs {
 
 struct VitExplainArgs {
   std::string model, data = "fashion-mnist:test", data_dir, out, method = "attention_mean";
-  int64_t limit = 8;
+  int64_t limit = 8, steps = 32;
   int scale = 8;
 };
 
@@ -46,7 +46,11 @@ void run_vit_explain(VitExplainArgs& a) {
   if (a.scale < 1 || a.scale > 32) fail("--scale: must be in 1..32 (got {})", a.scale);
   const Transformer m = vision::load_vit(a.model);
   const sst::SstData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
-  const torch::Tensor scores = vision::patch_attention_scores(m, d.images, a.method).to(torch::kDouble).contiguous();
+  const bool attention = a.method == "attention_mean" || a.method == "rollout";
+  const torch::Tensor scores = (attention ? vision::patch_attention_scores(m, d.images, a.method)
+                                          : vision::patch_gradient_scores(m, d.images, a.method, {}, a.steps))
+                                   .to(torch::kDouble)
+                                   .contiguous();
   const torch::Tensor probs = torch::softmax(vision::vit_logits(m, d.images), -1);
   const ModelConfig& c = m.config();
   const int64_t side = c.image_size / c.patch_size;
@@ -64,6 +68,7 @@ void run_vit_explain(VitExplainArgs& a) {
                         {"method", a.method},
                         {"patch_size", c.patch_size},
                         {"patch_scores", grid}};
+    if (a.method == "ig") j["steps"] = a.steps;
     if (!a.out.empty()) {
       const torch::Tensor img = d.images[i].contiguous();
       const std::vector<float> pixels(img.data_ptr<float>(), img.data_ptr<float>() + img.numel());
@@ -119,11 +124,14 @@ void add_vit_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({evaluate, [] { run_vit_evaluate(ea); }});
 
   static VitExplainArgs xa;
-  auto* explain = vit->add_subcommand("explain", "patch scores from the attention, as JSON lines and PNG overlays");
+  auto* explain = vit->add_subcommand("explain", "patch scores (attention or gradients), as JSON lines and PNG overlays");
   explain->add_option("--model", xa.model, "ViT model directory")->required();
   explain->add_option("--data", xa.data, "images (fashion-mnist:test, ...)");
   explain->add_option("--data-dir", xa.data_dir, "shared datasets (MNIST)");
-  explain->add_option("--method", xa.method, "attention_mean or rollout");
+  explain->add_option("--method", xa.method,
+                      "attention_mean, rollout (attention), saliency, grad_x_input, ig (gradients w.r.t. patch embeddings "
+                      "of the predicted class's probability; ig from the black image)");
+  explain->add_option("--steps", xa.steps, "ig: Gauss-Legendre points");
   explain->add_option("--limit", xa.limit, "the first N images");
   explain->add_option("--scale", xa.scale, "PNG pixels per image pixel");
   explain->add_option("--out,-o,--output", xa.out, "output directory (explanations.jsonl + one PNG per image); default: JSON lines on stdout");

@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/io.h"
 #include "util/progress.h"
+#include "util/quadrature.h"
 
 namespace salient::vision {
 namespace {
@@ -158,6 +159,55 @@ torch::Tensor patch_attention_scores(const Transformer& model, const torch::Tens
     scores = explain::rollout(maps, 0);
   }
   return scores.slice(1, 1).cpu();  // patches only
+}
+
+torch::Tensor patch_gradient_scores(const Transformer& model, const torch::Tensor& images, const std::string& method,
+                                    const std::vector<int64_t>& targets, int64_t steps) {
+  if (method != "saliency" && method != "grad_x_input" && method != "ig")
+    fail("--method: '{}' is not an image gradient method (saliency, grad_x_input, ig)", method);
+  if (method == "ig" && steps < 2) fail("--steps: need at least 2, got {}", steps);
+  const int64_t N = images.size(0);
+  torch::Tensor target;
+  if (targets.empty()) {
+    target = vit_logits(model, images).argmax(-1);
+  } else {
+    if (static_cast<int64_t>(targets.size()) != N) fail("targets: {} for {} images", targets.size(), N);
+    for (int64_t t : targets)
+      if (t < 0 || t >= model.config().num_labels) fail("targets: class {} out of range (the model has {})", t, model.config().num_labels);
+    target = torch::tensor(targets, torch::kLong);
+  }
+  target = target.to(model.device());
+  torch::Tensor embeds;
+  {
+    torch::NoGradGuard no_grad;
+    embeds = model.patch_embeddings(pixel_values(model, images));
+  }
+  // F and ∂F/∂e at patch embeddings e [N, P, Hd].
+  auto output_and_grad = [&](const torch::Tensor& e) {
+    torch::Tensor leaf = e.detach().requires_grad_(true);
+    ForwardRequest req;
+    req.inputs_embeds = leaf;
+    torch::Tensor f = torch::softmax(model.forward(req).logits, -1).gather(1, target.view({-1, 1})).squeeze(1);
+    return torch::autograd::grad({f.sum()}, {leaf})[0];
+  };
+  torch::Tensor scores;
+  if (method == "saliency") {
+    scores = output_and_grad(embeds).norm(2, -1);
+  } else if (method == "grad_x_input") {
+    scores = (output_and_grad(embeds) * embeds).sum(-1);
+  } else {
+    torch::Tensor base;
+    {
+      torch::NoGradGuard no_grad;
+      base = model.patch_embeddings(pixel_values(model, torch::zeros_like(images)));
+    }
+    const Quadrature q = make_quadrature(Rule::GaussLegendre, steps, QuadratureConvention::Exact);
+    torch::Tensor total = torch::zeros_like(embeds);
+    for (size_t k = 0; k < q.alphas.size(); ++k)
+      total += q.weights[k] * output_and_grad(base + q.alphas[k] * (embeds - base));
+    scores = ((embeds - base) * total).sum(-1);
+  }
+  return scores.detach().cpu();
 }
 
 VitTrainResult train_vit(const VitTrainOptions& o) {
