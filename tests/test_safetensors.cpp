@@ -2,12 +2,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <sstream>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "model/config.h"
+#include "data/inputs.h"
 #include "model/safetensors.h"
 #include "test_util.h"
 #include "util/error.h"
@@ -881,4 +883,15 @@ TEST(ConfigMalformed, FromFileNamesThePath) {
   expect_error([&] { ModelConfig::from_file(path); }, {path + ": field 'hidden_size'"});
   std::remove(path.c_str());
   ::rmdir(temp_dir().c_str());
+}
+
+// Inputs libFuzzer found (scripts/fuzz.sh, docs/RELIABILITY.md): each was an exception other than
+// salient::Error (a JSON number beyond double's range) or undefined behaviour (patch_size 0).
+TEST(FuzzFindings, OutOfRangeNumbersAndZeroPatchSizeAreOneLineErrors) {
+  expect_error([&] { salient::parse_safetensors(make_file("{\"x\": 1e999999}", 0), "big.safetensors"); },
+               {"big.safetensors", "header is not valid JSON", "out of range"});
+  std::istringstream in("ok line\n{\"text\": 44444444444444444444.44E445}\n");
+  expect_error([&] { salient::read_inputs(in, "in.jsonl"); }, {"in.jsonl:2", "out of range"});
+  expect_error([&] { salient::ModelConfig::from_json({{"model_type", "vit"}, {"patch_size", 0}}, "v/config.json"); },
+               {"v/config.json", "'patch_size' must be positive"});
 }

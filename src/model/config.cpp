@@ -278,7 +278,8 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
     c.num_channels = r.get_int("num_channels", c.num_channels);
     // Without biases on Q/K/V the canonical weights would not match; refuse rather than guess.
     if (!r.get_bool("qkv_bias", true)) fail("{}: field 'qkv_bias' is false: only ViTs with Q/K/V biases are supported", path);
-    c.max_position_embeddings = 1 + c.num_patches();
+    // validate() names a non-positive size; num_patches() would divide by it.
+    c.max_position_embeddings = c.patch_size > 0 ? 1 + c.num_patches() : 0;
   } else {
     c.max_position_embeddings = r.get_int("max_position_embeddings", c.max_position_embeddings);
     c.pad_token_id = r.get_int("pad_token_id", c.pad_token_id, /*null_means_default=*/true);

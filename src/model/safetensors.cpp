@@ -221,6 +221,8 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& p
     // nlohmann reports end-of-input as length + 1.
     fail("{}: header is not valid JSON (error at byte {} of {})", path, std::min<uint64_t>(e.byte, header_len),
          header_len);
+  } catch (const nlohmann::json::exception&) {  // e.g. a number beyond double's range
+    fail("{}: header is not valid JSON (a number out of range)", path);
   }
   if (!header.is_object()) fail("{}: header must be a JSON object (got {})", path, show(header));
 

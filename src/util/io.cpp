@@ -104,6 +104,8 @@ nlohmann::json parse_json_file(const std::string& path) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     fail("{}: invalid JSON at byte {}", path, e.byte);
+  } catch (const nlohmann::json::exception&) {  // e.g. a number beyond double's range
+    fail("{}: invalid JSON (a number out of range)", path);
   }
 }
 
@@ -112,6 +114,8 @@ nlohmann::json parse_json_line(const std::string& line, const std::string& sourc
     return nlohmann::json::parse(line);
   } catch (const nlohmann::json::parse_error& e) {
     fail("{}:{}: invalid JSON at column {}", source, line_no, e.byte);
+  } catch (const nlohmann::json::exception&) {
+    fail("{}:{}: invalid JSON (a number out of range)", source, line_no);
   }
 }
 

@@ -90,6 +90,8 @@ Dataset read_hatexplain_original(const std::string& dataset_json, const std::str
     posts = ordered_json::parse(read_file(dataset_json));
   } catch (const nlohmann::json::parse_error& e) {
     fail("{}: invalid JSON at byte {}", dataset_json, e.byte);
+  } catch (const nlohmann::json::exception&) {
+    fail("{}: invalid JSON (a number out of range)", dataset_json);
   }
   if (!posts.is_object()) fail("{}: expected an object keyed by post id", dataset_json);
 
