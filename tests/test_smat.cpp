@@ -24,6 +24,8 @@
 #include "smat/simulation.h"
 #include "smat/study.h"
 #include "test_util.h"
+#include "util/io.h"
+#include "vision/vit.h"
 
 using namespace salient;
 using namespace salient::smat;
@@ -854,4 +856,155 @@ TEST(Simulation, RegressionTeachersAreSimulatedBySquaredErrorAndPearson) {
   // A student of another output count cannot simulate it.
   EXPECT_NE(test::error_of([&] { run_student(tiny_bert(1), 0, train, valid, valid, o); }).find("regression (one-output)"),
             std::string::npos);
+}
+
+// ---- the image study: a ViT teacher, students on pixels ----
+
+namespace {
+// 1 × 8 × 8 images cut into 4 × 4 patches: [CLS] + 4 tokens.
+Transformer tiny_vit(uint64_t seed, int64_t labels = 3) {
+  nlohmann::json cfg = {{"model_type", "vit"}, {"image_size", 8}, {"patch_size", 4}, {"num_channels", 1},
+                        {"hidden_size", 12}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
+                        {"intermediate_size", 16}, {"num_labels", labels}};
+  Transformer m(ModelConfig::from_json(cfg, "vit/config.json"), seed);
+  m.to(torch::kCPU, torch::kFloat64);
+  return m;
+}
+torch::Tensor random_images(int64_t n, uint64_t seed) {
+  torch::manual_seed(seed);
+  return torch::rand({n, 64}, torch::kFloat64);
+}
+}  // namespace
+
+TEST(SimulationImages, AnnotationsBatchesAndStaticExplanationsFollowTheirDefinitions) {
+  const Transformer teacher = tiny_vit(3);
+  const torch::Tensor images = random_images(5, 1);
+  const auto examples = annotate_images(teacher, images, /*batch_size=*/2);
+  ASSERT_EQ(examples.size(), 5u);
+  // Direct: one forward of all five images; s_h = mean over the query rows of the attention logits.
+  ForwardRequest req;
+  req.pixel_values = vision::pixel_values(teacher, images);
+  req.want_attention_logits = true;
+  const ForwardResult r = teacher.forward(req);
+  const torch::Tensor direct_scores = torch::cat({r.attention_logits[0].mean(2), r.attention_logits[1].mean(2)}, 1);  // [5, 4, 5]
+  for (int64_t i = 0; i < 5; ++i) {
+    const SimulationExample& ex = examples[static_cast<size_t>(i)];
+    EXPECT_EQ(ex.teacher_label, r.logits[i].argmax().item<int64_t>());
+    EXPECT_LT((ex.head_scores.to(torch::kFloat64) - direct_scores[i]).abs().max().item<double>(), 1e-5);
+    EXPECT_LT((ex.pixels.to(torch::kFloat64) - req.pixel_values[i]).abs().max().item<double>(), 1e-6);
+  }
+  // A batch: stacked pixel_values, no padding, the teacher's labels.
+  const SimulationBatch b = make_simulation_batch(examples, {4, 0, 2}, 0, torch::kCPU);
+  EXPECT_FALSE(b.batch.input_ids.defined());
+  EXPECT_EQ(b.batch.pixel_values.sizes(), (std::vector<int64_t>{3, 1, 8, 8}));
+  EXPECT_EQ(b.batch.attention_mask.sum().item<int64_t>(), 15);
+  EXPECT_EQ(b.teacher_labels[0].item<int64_t>(), examples[4].teacher_label);
+  EXPECT_LT((batch_logits(teacher, b.batch) - r.logits.index_select(0, torch::tensor({4, 0, 2}))).abs().max().item<double>(), 1e-5);
+  // attention_all: softmax over the tokens of the heads' mean score.
+  const auto all = with_explanations(Classifier{teacher, {}, ""}, examples, "attention_all");
+  EXPECT_LT((all[1].explanation.to(torch::kFloat64) - torch::softmax(direct_scores[1].mean(0), 0)).abs().max().item<double>(), 1e-5);
+  // saliency: softmax of ‖∂ logit_label / ∂e_p‖ over the patches, [CLS] exactly 0.
+  StaticExplainerOptions so;
+  so.internal_batch = 2;
+  const auto sal = with_image_explanations(teacher, examples, TeacherExplainer::Saliency, so);
+  torch::Tensor e = teacher.patch_embeddings(req.pixel_values).detach().requires_grad_(true);
+  ForwardRequest er;
+  er.inputs_embeds = e;
+  std::vector<int64_t> labels;
+  for (const auto& ex : examples) labels.push_back(ex.teacher_label);
+  const torch::Tensor logit = teacher.forward(er).logits.gather(1, torch::tensor(labels).view({-1, 1})).sum();
+  const torch::Tensor norms = torch::autograd::grad({logit}, {e})[0].norm(2, -1);  // [5, 4]
+  for (int64_t i = 0; i < 5; ++i) {
+    const torch::Tensor got = sal[static_cast<size_t>(i)].explanation.to(torch::kFloat64);
+    EXPECT_EQ(got[0].item<double>(), 0.0);
+    EXPECT_NEAR(got.sum().item<double>(), 1.0, 1e-6);
+    EXPECT_LT((got.slice(0, 1) - torch::softmax(norms[i], 0)).abs().max().item<double>(), 1e-5);
+  }
+  // ig at the authors' temperature: a distribution over the patches too.
+  const auto ig = with_image_explanations(teacher, examples, TeacherExplainer::IntegratedGradients, so);
+  EXPECT_NEAR(ig[3].explanation.sum().item<double>(), 1.0, 1e-6);
+  EXPECT_EQ(ig[3].explanation[0].item<double>(), 0.0);
+  // Registered (text) methods do not explain images.
+  EXPECT_NE(test::error_of([&] { with_explanations(Classifier{teacher, {}, ""}, examples, "lime"); }).find("registered explainers explain text"),
+            std::string::npos);
+}
+
+TEST(SimulationImages, MetaGradientThroughAnImageStudentMatchesFiniteDifferences) {
+  const Transformer teacher = tiny_vit(3);
+  const auto examples = annotate_images(teacher, random_images(8, 2));
+  SimulationBatch train = make_simulation_batch(examples, {0, 1, 2, 3}, 0, torch::kCPU);
+  SimulationBatch valid = make_simulation_batch(examples, {4, 5, 6, 7}, 0, torch::kCPU);
+  for (SimulationBatch* b : {&train, &valid}) {
+    b->batch.pixel_values = b->batch.pixel_values.to(torch::kFloat64);
+    b->teacher_scores.scores = b->teacher_scores.scores.to(torch::kFloat64);
+  }
+  Student student{tiny_vit(5), torch::zeros({4}, torch::kFloat64).requires_grad_(true), {}};
+  student.model.set_requires_grad(true);
+  const StudentOptimizer sgd({OptimizerKind::Sgd, 0.5, 0.0, 0.0}, student_parameters(student));
+  torch::manual_seed(6);
+  const torch::Tensor lambda0 = torch::randn({4}, torch::kFloat64) * 0.5;
+  torch::Tensor lambda = lambda0.clone().requires_grad_(true);
+  const torch::Tensor g =
+      torch::autograd::grad({meta_loss(student, train, valid, lambda, Normalizer::Sparsemax, 5.0, sgd)}, {lambda})[0];
+  EXPECT_GT(g.abs().max().item<double>(), 1e-8);
+  for (int64_t i = 0; i < 4; ++i) {
+    torch::Tensor lp = lambda0.clone(), lm = lambda0.clone();
+    lp[i] += 1e-5;
+    lm[i] -= 1e-5;
+    const double fd = (meta_loss(student, train, valid, lp, Normalizer::Sparsemax, 5.0, sgd) -
+                       meta_loss(student, train, valid, lm, Normalizer::Sparsemax, 5.0, sgd))
+                          .item<double>() /
+                      2e-5;
+    EXPECT_NEAR(g[i].item<double>(), fd, 1e-6 + 1e-4 * std::abs(fd)) << "coefficient " << i;
+  }
+}
+
+// The image study end to end through the CLI on the MNIST images: a tiny ViT teacher, the pool's
+// own test / valid sources, every explainer at one size and seed, resume, and the learned
+// explainer's patch overlays.
+TEST(SimulationImages, StudyCliRunsResumesAndDrawsTheLearnedExplainer) {
+  SALIENT_REQUIRE_SHARED(test::shared_path("data/mnist"));
+  const std::string dir = test::temp_dir("smat_images");
+  const std::string data = " --data-dir " + test::shared_path("data");
+  auto trained = test::run_salient("vit train -o " + dir + "/teacher --data mnist:train --dev mnist:val --max-train-examples 1024"
+                                   " --epochs 1 --hidden 16 --layers 2 --heads 2 --intermediate 16 --patch-size 7" + data);
+  ASSERT_EQ(trained.code, 0) << trained.err;
+  const std::string study = "smat study --teacher " + dir + "/teacher --pool mnist:train --test-pool mnist:test "
+                            "--valid-pool mnist:val --test-size 60 --valid-size 40 --sizes 48 --seeds 0 --max-epochs 2 "
+                            "--optimizer adamw --lr 1e-3 --batch-size 16 --ig-steps 4 -o " + dir + "/study" + data;
+  auto first = test::run_salient(study);
+  ASSERT_EQ(first.code, 0) << first.err;
+  const nlohmann::json summary = parse_json_file(dir + "/study/summary.json");
+  EXPECT_EQ(summary.at("rows").size(), 7u);  // none, three gradient, two attention, smat
+  for (const auto& row : summary.at("rows")) {
+    const double v = row.at("median").get<double>();
+    EXPECT_TRUE(v >= 0 && v <= 1) << row.dump();
+  }
+  EXPECT_EQ(parse_json_file(dir + "/study/data.json").at("test").get<int64_t>(), 60);
+  // Resuming redoes nothing: the run files are untouched.
+  const auto before = std::filesystem::last_write_time(dir + "/study/runs/smat_n48_s0.json");
+  auto again = test::run_salient(study);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(std::filesystem::last_write_time(dir + "/study/runs/smat_n48_s0.json"), before);
+  // The learned explainer as patch overlays: a distribution over the patches (≤ 1 with [CLS]'s share).
+  auto drawn = test::run_salient("vit explain --model " + dir + "/teacher --data mnist:test --limit 2 --method smat --smat " +
+                                 dir + "/study/explainers/smat_n48_s0.json -o " + dir + "/overlay" + data);
+  ASSERT_EQ(drawn.code, 0) << drawn.err;
+  EXPECT_TRUE(file_exists(dir + "/overlay/0001.png"));
+  const std::string lines = read_file(dir + "/overlay/explanations.jsonl");
+  const nlohmann::json line = nlohmann::json::parse(lines.substr(0, lines.find('\n')));
+  double total = 0;
+  for (const auto& row : line.at("patch_scores"))
+    for (const auto& v : row) total += v.get<double>();
+  EXPECT_GT(total, 0.0);
+  EXPECT_LE(total, 1.0 + 1e-9);
+  // Errors: a text pool for an image teacher; students from a pre-trained directory; the pool twice.
+  const std::string teacher = " --teacher " + dir + "/teacher";
+  test::expect_one_line_error(test::run_salient("smat evaluate" + teacher + " --pool sst2:train --explainer none" + data), "--pool");
+  test::expect_one_line_error(test::run_salient("smat evaluate" + teacher + " --pool mnist:train --student-init " + dir +
+                                                "/teacher --explainer none" + data),
+                              "--student-init");
+  test::expect_one_line_error(test::run_salient("smat evaluate" + teacher + " --pool mnist:train --test-pool mnist:train --explainer none" + data),
+                              "--test-pool");
+  test::expect_one_line_error(test::run_salient("vit explain --model " + dir + "/teacher --method smat" + data), "--smat");
 }

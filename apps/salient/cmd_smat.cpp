@@ -18,7 +18,9 @@ void add_setup_options(CLI::App* cmd, smat::SimulationSetup& s) {
   cmd->add_option("--teacher", s.teacher, "trained teacher classifier directory (never changes)")->required();
   cmd->add_option("--student-init", s.student_init,
                   "encoder directory the students start from, e.g. models/pretrained (default: from scratch, the teacher's shape)");
-  cmd->add_option("--pool", s.pool, "dataset spec or file of student texts (labels unused: the teacher labels them)")->required();
+  cmd->add_option("--pool", s.pool, "dataset spec or file of student inputs, texts or (for a ViT teacher) images like fashion-mnist:train; labels unused: the teacher labels them")->required();
+  cmd->add_option("--test-pool", s.test_pool, "draw the test set from this dataset instead of the pool (e.g. fashion-mnist:test)");
+  cmd->add_option("--valid-pool", s.valid_pool, "draw the validation set from this dataset instead of the pool (e.g. fashion-mnist:val)");
   cmd->add_option("--data-dir", s.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
   cmd->add_option("--test-size", s.test_size, "pool texts held out to measure simulability");
   cmd->add_option("--valid-size", s.valid_size, "pool texts for early stopping and SMaT's meta loss");
@@ -121,7 +123,7 @@ void run_train(RunArgs& a) {
   a.student.seed = a.seed;
   const std::vector<smat::SimulationExample> train(data.train.begin(), data.train.begin() + a.size);
   const int64_t heads = data.teacher.model.num_layers() * data.teacher.model.num_heads();
-  smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.teacher.tokenizer.pad_id(),
+  smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.pad_id(),
                                            train, data.valid, data.test, a.student,
                                            smat::uniform_coefficient_logits(heads), /*meta_train=*/true);
   const smat::LearnedHeadExplainer learned =
@@ -161,7 +163,7 @@ void run_evaluate(RunArgs& a) {
   std::vector<smat::SimulationExample> train(data.train.begin(), data.train.begin() + a.size);
   train = smat::with_explanations(data.teacher, std::move(train), a.explainer, a.statics);
   if (a.student.beta < 0) a.student.beta = smat::default_beta(a.explainer);
-  smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.teacher.tokenizer.pad_id(),
+  smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.pad_id(),
                                            train, data.valid, data.test, a.student, coefficients);
   nlohmann::json j = {{"explainer", a.explainer}, {"size", a.size}, {"seed", a.seed},
                       {"beta", a.student.beta}, {"data", data.describe()},

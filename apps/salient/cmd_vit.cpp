@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "smat/head_explainer.h"
 #include "vision/render.h"
 #include "vision/vit.h"
 
@@ -15,7 +16,7 @@ struct VitEvaluateArgs {
 };
 
 struct VitExplainArgs {
-  std::string model, data = "fashion-mnist:test", data_dir, out, method = "attention_mean";
+  std::string model, data = "fashion-mnist:test", data_dir, out, method = "attention_mean", smat_file;
   int64_t limit = 8, steps = 32;
   int scale = 8;
 };
@@ -46,11 +47,22 @@ void run_vit_explain(VitExplainArgs& a) {
   if (a.scale < 1 || a.scale > 32) fail("--scale: must be in 1..32 (got {})", a.scale);
   const Transformer m = vision::load_vit(a.model);
   const sst::SstData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
+  if (a.method == "smat" && a.smat_file.empty()) fail("--smat: method smat needs a learned explainer (salient smat train|study)");
+  if (a.method != "smat" && !a.smat_file.empty()) fail("--smat: only for --method smat (got '{}')", a.method);
   const bool attention = a.method == "attention_mean" || a.method == "rollout";
-  const torch::Tensor scores = (attention ? vision::patch_attention_scores(m, d.images, a.method)
-                                          : vision::patch_gradient_scores(m, d.images, a.method, {}, a.steps))
-                                   .to(torch::kDouble)
-                                   .contiguous();
+  torch::Tensor scores;
+  if (a.method == "smat") {
+    // The learned head mix's distribution over [CLS] and the patches; the patches' part is drawn.
+    Batch b;
+    b.pixel_values = vision::pixel_values(m, d.images);
+    b.attention_mask = torch::ones({d.size(), m.config().max_tokens()}, torch::kLong);
+    torch::NoGradGuard no_grad;
+    scores = smat::explain_with(smat::load_head_explainer(a.smat_file), m, b).slice(1, 1);
+  } else {
+    scores = attention ? vision::patch_attention_scores(m, d.images, a.method)
+                       : vision::patch_gradient_scores(m, d.images, a.method, {}, a.steps);
+  }
+  scores = scores.to(torch::kDouble).contiguous();
   const torch::Tensor probs = torch::softmax(vision::vit_logits(m, d.images), -1);
   const ModelConfig& c = m.config();
   const int64_t side = c.image_size / c.patch_size;
@@ -130,7 +142,8 @@ void add_vit_commands(CLI::App& app, std::vector<Command>& commands) {
   explain->add_option("--data-dir", xa.data_dir, "shared datasets (MNIST)");
   explain->add_option("--method", xa.method,
                       "attention_mean, rollout (attention), saliency, grad_x_input, ig (gradients w.r.t. patch embeddings "
-                      "of the predicted class's probability; ig from the black image)");
+                      "of the predicted class's probability; ig from the black image), smat (a learned head mix, --smat)");
+  explain->add_option("--smat", xa.smat_file, "with --method smat: smat_explainer.json (or its directory) from salient smat train|study");
   explain->add_option("--steps", xa.steps, "ig: Gauss-Legendre points");
   explain->add_option("--limit", xa.limit, "the first N images");
   explain->add_option("--scale", xa.scale, "PNG pixels per image pixel");

@@ -29,6 +29,17 @@ Batch make_batch(const std::vector<const Encoding*>& encs, int64_t pad_id, torch
   return b;
 }
 
+ForwardRequest forward_request(const Batch& batch) {
+  ForwardRequest req;
+  req.input_ids = batch.input_ids;
+  req.token_type_ids = batch.token_type_ids;
+  req.attention_mask = batch.attention_mask;
+  req.pixel_values = batch.pixel_values;
+  return req;
+}
+
+torch::Tensor batch_logits(const Transformer& model, const Batch& batch) { return model.forward(forward_request(batch)).logits; }
+
 Batch make_batch(const std::vector<Encoding>& encodings, int64_t pad_id, torch::Device device) {
   std::vector<const Encoding*> ptrs;
   for (const auto& e : encodings) ptrs.push_back(&e);

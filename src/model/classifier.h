@@ -11,8 +11,13 @@ namespace salient {
 
 struct Batch {
   torch::Tensor input_ids, token_type_ids, attention_mask;  // [B, L]
+  torch::Tensor pixel_values;  // a vision transformer's batch: [B, C, H, W] (input_ids undefined)
   std::vector<int64_t> lengths;
 };
+
+// The forward request of a batch (text or images) and its logits [B, labels].
+ForwardRequest forward_request(const Batch& batch);
+torch::Tensor batch_logits(const Transformer& model, const Batch& batch);
 
 // Pads to the longest encoding; padding uses `pad_id`, type 0, mask 0.
 Batch make_batch(const std::vector<const Encoding*>& encodings, int64_t pad_id, torch::Device device = torch::kCPU);

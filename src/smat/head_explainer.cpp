@@ -14,10 +14,7 @@ HeadScores head_scores(const Transformer& model, const Batch& batch, const std::
     for (int64_t l = 0; l < model.num_layers(); ++l) layers.push_back(l);
   for (int64_t l : layers)
     if (l < 0 || l >= model.num_layers()) fail("--layers: layer {} out of range (0..{})", l, model.num_layers() - 1);
-  ForwardRequest req;
-  req.input_ids = batch.input_ids;
-  req.token_type_ids = batch.token_type_ids;
-  req.attention_mask = batch.attention_mask;
+  ForwardRequest req = forward_request(batch);
   req.want_attention_logits = true;
   ForwardResult r = model.forward(req);
   HeadScores out;

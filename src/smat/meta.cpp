@@ -5,7 +5,7 @@ namespace salient::smat {
 namespace {
 
 torch::Tensor simulation_loss(const Transformer& model, const SimulationBatch& b) {
-  torch::Tensor logits = model.logits(b.batch.input_ids, b.batch.token_type_ids, b.batch.attention_mask);
+  torch::Tensor logits = batch_logits(model, b.batch);
   if (b.teacher_values.defined())
     return torch::mse_loss(logits.select(1, 0), b.teacher_values.to(logits.device(), logits.scalar_type()));
   return torch::cross_entropy_loss(logits, b.teacher_labels.to(logits.device()));

@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/progress.h"
 #include "util/tensor_values.h"
+#include "vision/vit.h"
 
 namespace salient::smat {
 
@@ -132,8 +133,82 @@ std::vector<SimulationExample> annotate(const Classifier& teacher, const std::ve
   return out;
 }
 
+std::vector<SimulationExample> annotate_images(const Transformer& teacher, const torch::Tensor& images, int64_t batch_size) {
+  if (batch_size < 1) fail("smat: batch size must be ≥ 1, got {}", batch_size);
+  if (!teacher.config().is_vision()) fail("smat: annotate_images needs a vision transformer teacher");
+  const int64_t N = images.size(0), L = teacher.config().max_tokens();
+  std::vector<SimulationExample> out(static_cast<size_t>(N));
+  torch::NoGradGuard no_grad;
+  const bool regression = teacher.config().num_labels == 1;
+  for (int64_t b = 0; b < N; b += batch_size) {
+    const int64_t e = std::min(N, b + batch_size);
+    Batch batch;
+    batch.pixel_values = vision::pixel_values(teacher, images.slice(0, b, e)).to(teacher.device());
+    batch.attention_mask = torch::ones({e - b, L}, torch::TensorOptions(torch::kLong).device(teacher.device()));
+    const HeadScores hs = head_scores(teacher, batch);
+    const torch::Tensor logits = batch_logits(teacher, batch).to(torch::kCPU, torch::kFloat64);
+    const torch::Tensor labels = logits.argmax(-1), scores = hs.scores.to(torch::kCPU, torch::kFloat32);
+    const torch::Tensor pixels = batch.pixel_values.to(torch::kCPU);
+    for (int64_t i = b; i < e; ++i) {
+      SimulationExample& ex = out[static_cast<size_t>(i)];
+      ex.image = images[i].to(torch::kCPU, torch::kFloat32).clone();
+      ex.pixels = pixels[i - b].clone();
+      ex.teacher_label = labels[i - b].item<int64_t>();
+      if (regression) ex.teacher_value = logits[i - b][0].item<double>();
+      ex.head_scores = scores[i - b].clone();
+    }
+  }
+  return out;
+}
+
+std::vector<SimulationExample> with_image_explanations(const Transformer& teacher, std::vector<SimulationExample> out,
+                                                       TeacherExplainer explainer, const StaticExplainerOptions& o) {
+  if (explainer == TeacherExplainer::Registered)
+    fail("smat: registered explainers explain text; an image teacher takes {}", fmt::join(teacher_explainer_names(), ", "));
+  for (auto& ex : out) {
+    if (!ex.image.defined()) fail("smat: with_image_explanations needs image examples (annotate_images)");
+    ex.explanation = torch::Tensor();
+  }
+  if (explainer == TeacherExplainer::AttentionAll || explainer == TeacherExplainer::AttentionLast) {
+    for (auto& ex : out)
+      ex.explanation = uniform_mix(ex.head_scores, teacher.num_heads(), explainer == TeacherExplainer::AttentionLast);
+    return out;
+  }
+  if (explainer != TeacherExplainer::Saliency && explainer != TeacherExplainer::GradXInput &&
+      explainer != TeacherExplainer::IntegratedGradients)
+    return out;  // none, smat: no static explanation
+  const std::string method = explainer == TeacherExplainer::Saliency     ? "saliency"
+                             : explainer == TeacherExplainer::GradXInput ? "grad_x_input"
+                                                                         : "ig";
+  const double temperature = explainer == TeacherExplainer::Saliency     ? o.saliency_temperature
+                             : explainer == TeacherExplainer::GradXInput ? o.grad_x_input_temperature
+                                                                         : o.ig_temperature;
+  if (!(temperature > 0)) fail("smat: the {} temperature must be > 0, got {}", method, temperature);
+  if (o.internal_batch < 1) fail("smat: internal batch must be ≥ 1, got {}", o.internal_batch);
+  for (size_t b = 0; b < out.size(); b += static_cast<size_t>(o.internal_batch)) {
+    const size_t e = std::min(out.size(), b + static_cast<size_t>(o.internal_batch));
+    std::vector<torch::Tensor> images;
+    std::vector<int64_t> targets;
+    for (size_t i = b; i < e; ++i) {
+      images.push_back(out[i].image);
+      targets.push_back(out[i].teacher_label);
+    }
+    // The authors' gradient explainers differentiate the logit; IG from the black image.
+    const torch::Tensor scores = vision::patch_gradient_scores(teacher, torch::stack(images), method, targets, o.ig_steps,
+                                                               /*of_logit=*/true)
+                                     .to(torch::kFloat64);
+    for (size_t i = b; i < e; ++i) {
+      // [CLS] is not an input patch: minus infinity before the softmax gives it exactly 0.
+      torch::Tensor logits = torch::cat({torch::full({1}, -INFINITY, torch::kFloat64), scores[static_cast<int64_t>(i - b)] / temperature});
+      out[i].explanation = torch::softmax(logits, 0).to(torch::kFloat32);
+    }
+  }
+  return out;
+}
+
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> out,
                                                  TeacherExplainer explainer, const StaticExplainerOptions& o) {
+  if (!out.empty() && out[0].image.defined()) return with_image_explanations(teacher.model, std::move(out), explainer, o);
   if (explainer == TeacherExplainer::Registered) fail("smat: a registered explainer is chosen by its name");
   for (auto& ex : out) ex.explanation = torch::Tensor();
   if (explainer == TeacherExplainer::AttentionAll || explainer == TeacherExplainer::AttentionLast) {
@@ -161,7 +236,8 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> out,
                                                  const std::string& name, const StaticExplainerOptions& o) {
   const TeacherExplainer kind = parse_teacher_explainer(name, "explainer");
-  if (kind != TeacherExplainer::Registered) return with_explanations(teacher, std::move(out), kind, o);
+  if (kind != TeacherExplainer::Registered || (!out.empty() && out[0].image.defined()))
+    return with_explanations(teacher, std::move(out), kind, o);
   if (!(o.registered_temperature > 0))
     fail("--registered-temperature: must be > 0, got {}", o.registered_temperature);
   const std::string method = registered_method(name);
@@ -180,15 +256,25 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
 
 SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& examples, const std::vector<size_t>& indices,
                                       int64_t pad_id, torch::Device device) {
-  std::vector<const Encoding*> encs;
-  int64_t length = 0;
-  for (size_t i : indices) {
-    encs.push_back(&examples.at(i).encoding);
-    length = std::max<int64_t>(length, static_cast<int64_t>(examples[i].encoding.ids.size()));
-  }
-  SimulationBatch out;
-  out.batch = make_batch(encs, pad_id, device);
   const int64_t B = static_cast<int64_t>(indices.size());
+  const bool images = examples.at(indices.at(0)).pixels.defined();
+  int64_t length = 0;
+  for (size_t i : indices) length = std::max<int64_t>(length, examples.at(i).head_scores.size(1));
+  SimulationBatch out;
+  if (images) {
+    std::vector<torch::Tensor> pixels;
+    for (size_t i : indices) {
+      if (!examples[i].pixels.defined()) fail("smat: a batch mixes image and text examples");
+      pixels.push_back(examples[i].pixels);
+    }
+    out.batch.pixel_values = torch::stack(pixels).to(device);
+    out.batch.attention_mask = torch::ones({B, length}, torch::TensorOptions(torch::kLong).device(device));
+    out.batch.lengths.assign(static_cast<size_t>(B), length);
+  } else {
+    std::vector<const Encoding*> encs;
+    for (size_t i : indices) encs.push_back(&examples[i].encoding);
+    out.batch = make_batch(encs, pad_id, device);
+  }
   const int64_t heads = examples.at(indices.at(0)).head_scores.size(0);
   torch::Tensor labels = torch::empty({B}, torch::kInt64);
   const bool regression = examples.at(indices.at(0)).teacher_value.has_value();
@@ -257,7 +343,7 @@ std::pair<double, double> simulation_loss_and_accuracy(const Transformer& model,
     std::vector<size_t> idx(std::min(examples.size() - b, static_cast<size_t>(batch_size)));
     std::iota(idx.begin(), idx.end(), b);
     SimulationBatch sb = make_simulation_batch(examples, idx, pad_id, model.device());
-    torch::Tensor logits = model.logits(sb.batch.input_ids, sb.batch.token_type_ids, sb.batch.attention_mask);
+    torch::Tensor logits = batch_logits(model, sb.batch);
     if (sb.teacher_values.defined()) {
       const std::vector<double> out = tensor_values(logits.select(1, 0)), target = tensor_values(sb.teacher_values);
       for (size_t i = 0; i < out.size(); ++i) loss += (out[i] - target[i]) * (out[i] - target[i]);

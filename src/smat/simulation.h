@@ -51,7 +51,10 @@ struct StaticExplainerOptions {
 };
 
 struct SimulationExample {
-  Encoding encoding;
+  Encoding encoding;  // text teachers
+  // Image teachers (a ViT): the image [C·H·W] in [0, 1] and its pixel_values [C, H, W] as the
+  // model's preprocessor gives them; tokens are [CLS] and the patches, none padding.
+  torch::Tensor image, pixels;
   int64_t teacher_label = -1;  // the predicted class (a regression teacher: 0, its one output)
   std::optional<double> teacher_value;  // a regression teacher's output (then L_sim is the squared error)
   torch::Tensor head_scores;  // [heads of every layer (layer-major), length]: the teacher's s_h
@@ -61,17 +64,27 @@ struct SimulationExample {
 // The teacher's prediction and per-head scores for every encoding.
 std::vector<SimulationExample> annotate(const Classifier& teacher, const std::vector<Encoding>& encodings,
                                         int64_t batch_size = 64);
+// The same for an image teacher (a ViT) from images [N, C·H·W] in [0, 1].
+std::vector<SimulationExample> annotate_images(const Transformer& teacher, const torch::Tensor& images,
+                                               int64_t batch_size = 256);
 // `examples` with the teacher's static explanation of `explainer` (attention_all / attention_last:
 // uniform coefficients over all / the last layer's heads, softmax over the tokens; gradient
 // explainers: softmax over the tokens of score / temperature); none and smat: no static one.
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> examples,
                                                  TeacherExplainer explainer, const StaticExplainerOptions& options = {});
+// Image examples (annotate_images): attention_all / attention_last as for text; saliency,
+// grad_x_input and ig are vision::patch_gradient_scores of the teacher label's logit over the
+// patches ([CLS] gets no mass), softmax at the same temperatures. with_explanations dispatches here
+// for image examples; registered (text) methods are an error.
+std::vector<SimulationExample> with_image_explanations(const Transformer& teacher, std::vector<SimulationExample> examples,
+                                                       TeacherExplainer explainer, const StaticExplainerOptions& options = {});
 // By name: the paper's explainers as above, any other registered method through its registry entry
 // (target: the teacher's label; softmax over the tokens of score / max|score| / registered_temperature).
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> examples,
                                                  const std::string& explainer, const StaticExplainerOptions& options = {});
 
-// Padded batch of examples[indices] on `device` (teacher explanations padded with zeros).
+// Padded batch of examples[indices] on `device` (teacher explanations padded with zeros); image
+// examples give pixel_values and an all-ones mask.
 SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& examples, const std::vector<size_t>& indices,
                                       int64_t pad_id, torch::Device device);
 

@@ -15,6 +15,7 @@
 #include "util/progress.h"
 #include "util/stats.h"
 #include "util/tensor_values.h"
+#include "vision/vit.h"
 
 namespace salient::smat {
 
@@ -38,6 +39,7 @@ std::string weights_fingerprint(const std::string& model_dir) {
 nlohmann::json setup_json(const SimulationSetup& s) {
   return {{"teacher", s.teacher},       {"teacher_weights", weights_fingerprint(s.teacher)},
           {"student_init", s.student_init}, {"pool", s.pool},     {"data_dir", s.data_dir},
+          {"test_pool", s.test_pool},   {"valid_pool", s.valid_pool},
           {"test_size", s.test_size},   {"valid_size", s.valid_size},     {"max_length", s.max_length},
           {"split_seed", s.split_seed}};
 }
@@ -80,6 +82,10 @@ void SimulationSetup::validate() const {
   if (test_size < 1) fail("--test-size: must be ≥ 1, got {}", test_size);
   if (valid_size < 1) fail("--valid-size: must be ≥ 1, got {}", valid_size);
   if (max_length < 3) fail("--max-length: must be ≥ 3, got {}", max_length);
+  // Separate sources are shuffled independently: the same source twice would overlap.
+  if (!test_pool.empty() && test_pool == pool) fail("--test-pool: '{}' is the pool itself (leave it out to split the pool)", pool);
+  if (!valid_pool.empty() && valid_pool == pool) fail("--valid-pool: '{}' is the pool itself (leave it out to split the pool)", pool);
+  if (!test_pool.empty() && test_pool == valid_pool) fail("--valid-pool: '{}' is also the --test-pool", valid_pool);
 }
 
 nlohmann::json SimulationData::describe() const {
@@ -106,34 +112,104 @@ nlohmann::json SimulationData::describe() const {
           {"teacher_label_1_share", {{"train", share(train)}, {"valid", share(valid)}, {"test", share(test)}}}};
 }
 
+namespace {
+
+// Where each part comes from: ranges [from, from + count) of a seeded shuffle of one source. Test,
+// valid and train share the pool's shuffle unless test_pool / valid_pool give their own source.
+struct PartPlan {
+  std::string spec, flag;
+  int64_t from = 0, count = 0;
+};
+
+std::vector<PartPlan> plan_parts(const SimulationSetup& s, int64_t needed_train) {
+  std::vector<PartPlan> parts;
+  int64_t used = 0;
+  auto place = [&](const std::string& own, const char* own_flag, int64_t count) {
+    if (!own.empty()) {
+      parts.push_back({own, own_flag, 0, count});
+    } else {
+      parts.push_back({s.pool, "--pool", used, count});
+      used += count;
+    }
+  };
+  place(s.test_pool, "--test-pool", s.test_size);
+  place(s.valid_pool, "--valid-pool", s.valid_size);
+  parts.push_back({s.pool, "--pool", used, needed_train});
+  return parts;
+}
+
+// The shuffled order of `n` items of one source (the same split seed for every source).
+std::vector<size_t> shuffled(size_t n, uint64_t seed) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+// The last part planned from each source says how many items that source must hold.
+void check_sizes(const std::vector<PartPlan>& parts, const std::string& spec, size_t available, const char* unit) {
+  int64_t need = 0;
+  std::string flag;
+  for (const auto& p : parts)
+    if (p.spec == spec) {
+      need = std::max(need, p.from + p.count);
+      flag = p.flag;
+    }
+  if (static_cast<int64_t>(available) < need)
+    fail("{}: '{}' has {} {}; the test, valid and largest student sets drawn from it need {}", flag, spec, available, unit,
+         need);
+}
+
+}  // namespace
+
 SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed_train) {
   setup.validate();
-  SimulationData d{load_classifier(setup.teacher), {}, {}, {}};
-  Dataset pool = load_dataset(setup.pool, setup.data_dir);
-  const int64_t need = setup.test_size + setup.valid_size + needed_train;
-  if (static_cast<int64_t>(pool.records.size()) < need)
-    fail("--pool: '{}' has {} texts; test {} + valid {} + the largest student size {} need {}", setup.pool,
-         pool.records.size(), setup.test_size, setup.valid_size, needed_train, need);
-  std::vector<size_t> order(pool.records.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(setup.split_seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  auto encode = [&](int64_t from, int64_t count) {
-    std::vector<Encoding> out;
-    for (int64_t i = from; i < from + count; ++i) {
-      const Record& r = pool.records[order[static_cast<size_t>(i)]];
-      out.push_back(d.teacher.encode(r.text, r.text_pair, static_cast<int>(setup.max_length)));
+  SimulationData d;
+  d.images = load_model_config(setup.teacher).is_vision();
+  const std::vector<PartPlan> parts = plan_parts(setup, needed_train);
+  std::vector<std::vector<SimulationExample>> annotated;
+  if (d.images) {
+    if (!setup.student_init.empty())
+      fail("--student-init: image students start from scratch (there is no pre-trained vision encoder here)");
+    d.teacher.model = vision::load_vit(setup.teacher);
+    d.teacher.dir = setup.teacher;
+    std::map<std::string, sst::SstData> sources;
+    for (const auto& p : parts) {
+      if (!sst::is_image_spec(p.spec)) fail("{}: '{}' is not an image dataset (an image teacher needs one)", p.flag, p.spec);
+      if (!sources.count(p.spec)) sources[p.spec] = vision::load_vit_data(d.teacher.model, p.spec, setup.data_dir);
     }
-    return out;
-  };
-  d.test = annotate(d.teacher, encode(0, setup.test_size));
-  d.valid = annotate(d.teacher, encode(setup.test_size, setup.valid_size));
-  d.train = annotate(d.teacher, encode(setup.test_size + setup.valid_size, needed_train));
+    for (const auto& [spec, data] : sources) check_sizes(parts, spec, static_cast<size_t>(data.images.size(0)), "images");
+    for (const auto& p : parts) {
+      const std::vector<size_t> order = shuffled(static_cast<size_t>(sources[p.spec].images.size(0)), setup.split_seed);
+      std::vector<int64_t> rows(order.begin() + p.from, order.begin() + p.from + p.count);
+      annotated.push_back(annotate_images(d.teacher.model, sources[p.spec].images.index_select(0, torch::tensor(rows))));
+    }
+  } else {
+    d.teacher = load_classifier(setup.teacher);
+    std::map<std::string, Dataset> sources;
+    for (const auto& p : parts)
+      if (!sources.count(p.spec)) sources[p.spec] = load_dataset(p.spec, setup.data_dir);
+    for (const auto& [spec, data] : sources) check_sizes(parts, spec, data.records.size(), "texts");
+    for (const auto& p : parts) {
+      const Dataset& source = sources[p.spec];
+      const std::vector<size_t> order = shuffled(source.records.size(), setup.split_seed);
+      std::vector<Encoding> encodings;
+      for (int64_t i = p.from; i < p.from + p.count; ++i) {
+        const Record& r = source.records[order[static_cast<size_t>(i)]];
+        encodings.push_back(d.teacher.encode(r.text, r.text_pair, static_cast<int>(setup.max_length)));
+      }
+      annotated.push_back(annotate(d.teacher, encodings));
+    }
+  }
+  d.test = std::move(annotated[0]);
+  d.valid = std::move(annotated[1]);
+  d.train = std::move(annotated[2]);
   return d;
 }
 
 Transformer make_student(const SimulationSetup& setup, const Classifier& teacher, uint64_t seed) {
-  if (setup.student_init.empty()) {
+  if (setup.student_init.empty() || teacher.model.config().is_vision()) {
     Transformer t(teacher.model.config(), seed * 7919ULL + 17);
     t.to(teacher.model.device(), torch::kFloat32);
     return t;
@@ -200,7 +276,7 @@ nlohmann::json run_study(const StudyOptions& o) {
     const int64_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
     SimulationData data = load_simulation_data(o.setup, largest);
     write_file_atomic(join_path(o.out_dir, "data.json"), data.describe().dump(2) + "\n");
-    const int64_t pad = data.teacher.tokenizer.pad_id();
+    const int64_t pad = data.pad_id();
     const int64_t teacher_heads = data.teacher.model.num_layers() * data.teacher.model.num_heads();
     Progress bar("smat study", static_cast<int64_t>(pending.size()), "run", 30.0);
     std::string explained_for;

@@ -19,6 +19,9 @@ struct SimulationSetup {
   std::string teacher;       // trained teacher classifier directory
   std::string student_init;  // encoder the students start from (a pretrained dir); empty: from scratch, teacher's shape
   std::string pool;          // dataset spec or file whose texts (labels unused) are split into test / valid / train
+  // When given, test / valid are drawn from these (a seeded shuffle) instead of the pool, e.g. an
+  // image study's fashion-mnist:test and fashion-mnist:val beside the pool fashion-mnist:train.
+  std::string test_pool, valid_pool;
   std::string data_dir;
   int64_t test_size = 2000, valid_size = 500;
   int64_t max_length = 64;
@@ -28,8 +31,12 @@ struct SimulationSetup {
 
 // The pool split and annotated by the teacher: test and valid are fixed; students of size N train
 // on the first N of `train` (the same examples for every seed, as the authors' --num-examples).
+// A vision transformer teacher (config model_type "vit") reads image specs (sst/data.h) and its
+// examples carry images; `teacher.tokenizer` is then empty.
 struct SimulationData {
   Classifier teacher;
+  bool images = false;
+  int64_t pad_id() const { return images ? 0 : teacher.tokenizer.pad_id(); }
   std::vector<SimulationExample> train, valid, test;
   nlohmann::json describe() const;  // sizes, teacher agreement stats
 };
@@ -37,7 +44,7 @@ struct SimulationData {
 SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed_train);
 
 // A student for `seed`: the encoder of setup.student_init with a fresh seeded head (the teacher's
-// labels), or a seeded from-scratch model of the teacher's shape.
+// labels), or a seeded from-scratch model of the teacher's shape (always, for an image teacher).
 Transformer make_student(const SimulationSetup& setup, const Classifier& teacher, uint64_t seed);
 
 struct StudyOptions {

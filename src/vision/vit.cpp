@@ -162,7 +162,7 @@ torch::Tensor patch_attention_scores(const Transformer& model, const torch::Tens
 }
 
 torch::Tensor patch_gradient_scores(const Transformer& model, const torch::Tensor& images, const std::string& method,
-                                    const std::vector<int64_t>& targets, int64_t steps) {
+                                    const std::vector<int64_t>& targets, int64_t steps, bool of_logit) {
   if (method != "saliency" && method != "grad_x_input" && method != "ig")
     fail("--method: '{}' is not an image gradient method (saliency, grad_x_input, ig)", method);
   if (method == "ig" && steps < 2) fail("--steps: need at least 2, got {}", steps);
@@ -187,7 +187,8 @@ torch::Tensor patch_gradient_scores(const Transformer& model, const torch::Tenso
     torch::Tensor leaf = e.detach().requires_grad_(true);
     ForwardRequest req;
     req.inputs_embeds = leaf;
-    torch::Tensor f = torch::softmax(model.forward(req).logits, -1).gather(1, target.view({-1, 1})).squeeze(1);
+    torch::Tensor logits = model.forward(req).logits;
+    torch::Tensor f = (of_logit ? logits : torch::softmax(logits, -1)).gather(1, target.view({-1, 1})).squeeze(1);
     return torch::autograd::grad({f.sum()}, {leaf})[0];
   };
   torch::Tensor scores;

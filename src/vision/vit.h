@@ -63,14 +63,15 @@ double vit_accuracy(const Transformer& model, const sst::SstData& data, int64_t 
 torch::Tensor patch_attention_scores(const Transformer& model, const torch::Tensor& images, const std::string& method);
 
 // Patch scores [N, P] from gradients w.r.t. the patch embeddings (what word embeddings are to the
-// text methods) of the target class's softmax probability (the text methods' default output);
-// targets empty = each image's predicted class.
+// text methods) of the target class's softmax probability (the text methods' default output), or
+// of its logit with `of_logit` (SMaT's gradient explainers); targets empty = each image's
+// predicted class.
 //   saliency      ‖∂F/∂e_p‖₂ per patch
 //   grad_x_input  Σ_d e_p,d · ∂F/∂e_p,d
 //   ig            integrated gradients from the black image (pixels 0), `steps` Gauss–Legendre
 //                 points: since the patch projection is linear, this equals pixel-space IG summed
 //                 over each patch's pixels, and the scores sum to F(x) − F(black) (tested)
 torch::Tensor patch_gradient_scores(const Transformer& model, const torch::Tensor& images, const std::string& method,
-                                    const std::vector<int64_t>& targets = {}, int64_t steps = 32);
+                                    const std::vector<int64_t>& targets = {}, int64_t steps = 32, bool of_logit = false);
 
 }  // namespace salient::vision
