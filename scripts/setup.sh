@@ -6,6 +6,8 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   nlohmann-json3-dev libutf8proc-dev libcli11-dev libfmt-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch  # the Python package (docs/python.md)
+  libcpp-httplib-dev  # salient serve (docs/serve.md)
   dataset-fashion-mnist
   dict-gcide wordnet-base)  # English for the pre-training corpus (salient corpus build --gcide/--wordnet)
 missing=()
@@ -19,6 +21,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The browser test of salient serve (tests/python/test_serve.py) drives Debian's Chromium; where it
+# cannot be installed the test is skipped with that reason, and everything else still works.
+BROWSER=(chromium chromium-driver python3-selenium)
+missing=()
+for p in "${BROWSER[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} (browser test)"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    echo "setup: could not install ${missing[*]}: the browser test will be skipped"
+fi
 # LibTorch calls libblas.so.3 and libopenblas.so.0 through Debian's alternatives: point them (and LAPACK) at OpenBLAS
 # built with OpenMP, measured fastest here (see docs/PERFORMANCE.md).
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
@@ -28,4 +42,11 @@ for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
     $SUDO update-alternatives --set "$lib-$arch" "$target" >/dev/null
   fi
 done
+# Debian's python3 finds the package built in BUILD/python (scripts/build.sh): a .pth file in its
+# site directory, the way `pip install -e` would, without the network.
+site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+pth_line="$(cd "$(dirname "$0")/.." && pwd)/${BUILD_DIR:-build}/python"
+if [ "$(cat "$site/salient.pth" 2>/dev/null)" != "$pth_line" ]; then
+  $SUDO mkdir -p "$site" && echo "$pth_line" | $SUDO tee "$site/salient.pth" >/dev/null
+fi
 echo "setup: dependencies ready (BLAS: $(readlink -f /usr/lib/$arch/libblas.so.3))"

@@ -21,5 +21,6 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands);     // sst
 void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands);  // corpus build, pretrain
 void add_smat_commands(CLI::App& app, std::vector<Command>& commands);      // smat split | train | evaluate | study | report
 void add_vit_commands(CLI::App& app, std::vector<Command>& commands);       // vit train | evaluate | explain
+void add_serve_commands(CLI::App& app, std::vector<Command>& commands);     // serve
 
 }  // namespace salient::cli

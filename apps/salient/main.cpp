@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   add_pretrain_commands(app, commands);
   add_smat_commands(app, commands);
   add_vit_commands(app, commands);
+  add_serve_commands(app, commands);
   // Every command that runs a model takes --device; models and inputs move there once.
   std::string device;
   for (const auto& c : commands)

@@ -57,6 +57,16 @@ class Model {
                                       const std::string& target = "pred", const std::string& output = "",
                                       int64_t batch_size = 8, uint64_t seed = 0) const;
 
+  // Faithfulness of token scores (one per token of tokenize(input)) for the class `target`:
+  // comprehensiveness and sufficiency of the top k removable tokens (k <= 0: ceil(20%), ERASER),
+  // their AOPCs and the deletion / insertion AUCs (eval/faithfulness.h), measured on the
+  // probability ("prob", ERASER's) or the logit; removal by [MASK] ("mask") or deletion ("delete").
+  nlohmann::json faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
+                              const std::string& output = "prob", int64_t k = 0, const std::string& removal = "mask") const;
+
+  // The attention probabilities of every layer for one input: [layers][heads][L][L] (rows: query).
+  std::vector<std::vector<std::vector<std::vector<double>>>> attentions(const TextInput& input) const;
+
   // Accuracy, macro-F1 and MCC (classification) or Pearson and MSE (regression) on a dataset spec
   // (sst2:test, a CSV/JSONL file, ...; docs/datasets.md). data_dir empty: the shared data.
   nlohmann::json evaluate(const std::string& spec, const std::string& data_dir = "", int64_t batch_size = 64,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "data/dataset.h"
+#include "eval/faithfulness.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -94,6 +95,55 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
     std::vector<Explanation> ex = explainer->explain(clf_, chunk, targets, opts);
     for (size_t i = 0; i < chunk.size(); ++i)
       out.push_back(explanation_json(clf_, *chunk[i], ex[i], inputs[s + i].text, /*word_max=*/false));
+  }
+  return out;
+}
+
+nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
+                                   const std::string& output, int64_t k, const std::string& removal) const {
+  const Encoding enc = tokenize(input);
+  if (token_scores.size() != enc.ids.size())
+    fail("token_scores: {} scores for {} tokens", token_scores.size(), enc.ids.size());
+  if (target < 0 || target >= config().num_labels)
+    fail("target: class {} out of range (the model has {})", target, config().num_labels);
+  const ModelOutput measured = parse_model_output(output);
+  FaithfulnessOptions fopts;
+  fopts.removal = parse_removal(removal);
+  fopts.mask_id = clf_.tokenizer.mask_id();
+  const std::vector<bool> removable = removable_positions(clf_, enc);
+  if (std::count(removable.begin(), removable.end(), true) == 0) fail("input: no token that can be removed");
+  SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
+    return score_sequences(clf_, seqs, std::vector<int64_t>(seqs.size(), target), measured, 64);
+  };
+  const FaithfulnessResult r = evaluate_faithfulness(scorer, to_sequence(enc), token_scores, removable, k, fopts);
+  return {{"output", model_output_name(measured)},
+          {"removal", removal},
+          {"k", r.k},
+          {"full", r.full},
+          {"comprehensiveness", r.comprehensiveness},
+          {"sufficiency", r.sufficiency},
+          {"aopc_comprehensiveness", r.aopc_comprehensiveness},
+          {"aopc_sufficiency", r.aopc_sufficiency},
+          {"deletion_auc", r.deletion_auc},
+          {"insertion_auc", r.insertion_auc}};
+}
+
+std::vector<std::vector<std::vector<std::vector<double>>>> Model::attentions(const TextInput& input) const {
+  const Encoding enc = tokenize(input);
+  Batch b = make_batch(std::vector<Encoding>{enc}, clf_.tokenizer.pad_id(), clf_.model.device());
+  torch::NoGradGuard no_grad;
+  ForwardRequest req = forward_request(b);
+  req.want_attentions = true;
+  const ForwardResult r = clf_.model.forward(req);
+  std::vector<std::vector<std::vector<std::vector<double>>>> out;
+  for (const torch::Tensor& layer : r.attentions) {
+    const torch::Tensor a = layer[0].to(torch::kCPU, torch::kFloat64).contiguous();  // [H, L, L]
+    const int64_t H = a.size(0), L = a.size(1);
+    const double* p = a.data_ptr<double>();
+    std::vector<std::vector<std::vector<double>>> heads(H, std::vector<std::vector<double>>(L));
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; ++i) heads[h][i].assign(p + (h * L + i) * L, p + (h * L + i + 1) * L);
+    out.push_back(std::move(heads));
   }
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include "data/readers/reader_util.h"
 #include "util/error.h"
+#include "util/not_found.h"
 #include "util/io.h"
 
 namespace salient {
@@ -52,7 +53,7 @@ Dataset load_dataset(const std::string& spec, const std::string& data_dir_arg) {
     return ds;
   }
   if (has_suffix(spec, ".jsonl") || has_suffix(spec, ".csv") || has_suffix(spec, ".tsv"))
-    fail("{}: dataset file not found", spec);
+    fail_not_found("{}: dataset file not found", spec);
   std::string data_dir = data_dir_arg;
   if (data_dir.empty()) data_dir = shared_data_dir();
   auto colon = spec.find(':');

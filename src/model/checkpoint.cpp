@@ -6,6 +6,7 @@
 #include <set>
 
 #include "util/error.h"
+#include "util/not_found.h"
 #include "util/io.h"
 #include "util/runtime.h"
 
@@ -131,9 +132,9 @@ std::string hf_weight_name(const std::string& canonical, const std::string& type
 }
 
 ModelConfig load_model_config(const std::string& dir) {
-  if (!dir_exists(dir)) fail("{}: model directory not found", dir);
+  if (!dir_exists(dir)) fail_not_found("{}: model directory not found", dir);
   const std::string config_path = join_path(dir, "config.json");
-  if (!file_exists(config_path)) fail("{}: missing config.json", dir);
+  if (!file_exists(config_path)) fail_not_found("{}: missing config.json", dir);
   return ModelConfig::from_file(config_path);
 }
 

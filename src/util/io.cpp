@@ -1,5 +1,6 @@
 #include "util/io.h"
 #include "util/error.h"
+#include "util/not_found.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +18,7 @@ namespace salient {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in && errno == ENOENT) fail_not_found("{}: cannot open ({})", path, std::strerror(errno));
   if (!in) fail("{}: cannot open ({})", path, std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();

@@ -1,0 +1,31 @@
+// `salient serve`: the web viewer and its JSON API (docs/serve.md).
+#include "commands.h"
+#include "serve/server.h"
+
+namespace salient::cli {
+
+void add_serve_commands(CLI::App& app, std::vector<Command>& commands) {
+  static serve::ServerOptions o;
+  auto* cmd = app.add_subcommand("serve", "web viewer: predictions, explanations side by side, attention (docs/serve.md)");
+  cmd->add_option("--model", o.models, "model directory to serve (repeatable; the first is the default)")->required();
+  cmd->add_option("--data", o.datasets,
+                  "dataset whose examples the page lists, e.g. hatexplain:test (repeatable; rationales shown when it has them)");
+  cmd->add_option("--data-dir", o.data_dir, "directory of the shared datasets (default ../shared/data or $SALIENT_SHARED/data)");
+  cmd->add_option("--host", o.host, "address to bind (127.0.0.1: this machine only; 0.0.0.0: every interface)");
+  cmd->add_option("--port", o.port, "port (0: any free one, printed)");
+  cmd->add_option("--threads", o.threads, "requests served at once");
+  cmd->add_option("--max-body-bytes", o.max_body_bytes, "largest request body");
+  cmd->add_option("--max-text-bytes", o.limits.max_text_bytes, "largest text (+ pair) to explain");
+  cmd->add_option("--max-methods", o.limits.max_methods, "methods per explain request");
+  cmd->add_option("--max-seconds", o.limits.max_seconds,
+                  "per request: methods not started within this time are refused (a running method finishes)");
+  commands.push_back({cmd, [] {
+                        serve::run_server(o, [](int port) {
+                          // Printed even with --quiet: scripts and tests read the port from it.
+                          std::cout << fmt::format("salient serve: listening on http://{}:{}/ (Ctrl-C stops)", o.host, port)
+                                    << std::endl;
+                        });
+                      }});
+}
+
+}  // namespace salient::cli

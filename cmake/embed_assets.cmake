@@ -1,0 +1,16 @@
+# Writes OUT, a C++ header holding the viewer's files (web/) as string constants, so `salient
+# serve` needs no files at run time. Run by CMake at build time: cmake -DIN_DIR=... -DOUT=... -P.
+set(body "// Generated from web/ by cmake/embed_assets.cmake: do not edit.\n#pragma once\nnamespace salient::serve::assets {\n")
+foreach(pair "index.html;kIndexHtml" "app.js;kAppJs" "style.css;kStyleCss")
+  list(GET pair 0 file)
+  list(GET pair 1 name)
+  file(READ "${IN_DIR}/${file}" content)
+  string(FIND "${content}" ")salient_asset\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${IN_DIR}/${file} contains the raw-string delimiter )salient_asset\"")
+  endif()
+  string(APPEND body "inline constexpr const char* ${name} = R\"salient_asset(${content})salient_asset\";\n")
+endforeach()
+string(APPEND body "}  // namespace salient::serve::assets\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(RENAME "${OUT}.tmp" "${OUT}")

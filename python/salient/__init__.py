@@ -1,0 +1,286 @@
+"""salient: explain transformer predictions, from Python.
+
+A thin layer over salient's C++ library (the same code the ``salient`` command runs)::
+
+    import salient
+    m = salient.load("models/sst2")
+    m.predict(["a gripping, funny film"])              # -> [Prediction(label='positive', ...)]
+    ex = salient.explain(m, ["a gripping, funny film"], method="ig", steps=50)
+    ex[0].tokens, ex[0].scores                         # list of str, numpy array
+    salient.methods()                                  # every explainer and its parameters
+
+Errors are salient's one-line messages: ``ValueError`` for a bad argument or file content,
+``FileNotFoundError`` for a missing file or directory. The C++ work runs without the GIL.
+See docs/python.md.
+"""
+
+import json as _json
+import os as _os
+import tempfile as _tempfile
+
+import numpy as _np
+
+from . import _salient
+
+__all__ = ["load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
+           "metrics", "evaluate", "benchmark"]
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        return None
+
+
+def _array(values, as_tensor=False):
+    a = _np.asarray(values, dtype=_np.float64)
+    if as_tensor:
+        torch = _torch()
+        if torch is None:
+            raise ValueError("return_tensors='pt': PyTorch is not installed (Debian: python3-torch)")
+        return torch.from_numpy(a)
+    return a
+
+
+def _check_return_tensors(value):
+    if value not in ("np", "pt"):
+        raise ValueError(f"return_tensors: must be 'np' or 'pt', got {value!r}")
+    return value == "pt"
+
+
+def _texts(texts):
+    """A str, a (text, pair) tuple, or a sequence of them (NumPy string arrays too)."""
+    if isinstance(texts, (str, tuple)):
+        return [texts]
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, (str, tuple)):
+            raise TypeError(f"texts[{i}]: expected a str or a (text, text_pair) tuple, got {type(t).__name__}")
+    return out
+
+
+class Prediction:
+    """One prediction: ``label``, ``label_id``, ``probs`` and ``logits`` (NumPy), or ``value`` for a
+    regression model; ``truncated`` when the input was cut to the model's length."""
+
+    __slots__ = ("label", "label_id", "probs", "logits", "value", "truncated")
+
+    def __init__(self, d, as_tensor=False):
+        self.label = d.get("label")
+        self.label_id = d.get("label_id")
+        self.probs = _array(d["probs"], as_tensor) if "probs" in d else None
+        self.logits = _array(d["logits"], as_tensor) if "logits" in d else None
+        self.value = d.get("value")
+        self.truncated = bool(d.get("truncated", False))
+
+    def to_dict(self):
+        """The fields ``salient predict`` writes."""
+        if self.value is not None:
+            d = {"value": self.value}
+        else:
+            d = {"label": self.label, "label_id": self.label_id,
+                 "logits": [float(x) for x in self.logits], "probs": [float(x) for x in self.probs]}
+        if self.truncated:
+            d["truncated"] = True
+        return d
+
+    def __repr__(self):
+        if self.value is not None:
+            return f"Prediction(value={self.value:.4f})"
+        return f"Prediction(label={self.label!r}, prob={float(self.probs[self.label_id]):.4f})"
+
+
+class Explanation:
+    """One explanation, in salient's explanation schema (docs/explanation.schema.json).
+
+    Attributes: ``method``, ``params``, ``output`` ("prob" or "logit"), ``target`` and
+    ``target_label``, ``tokens`` (word pieces with the special tokens), ``scores`` (one per token,
+    NumPy), ``words`` and ``word_scores`` (whitespace words, NumPy), ``extras`` (e.g. IG's
+    ``delta``), ``truncated``. ``to_dict()`` gives the JSON object ``salient explain`` writes.
+    """
+
+    __slots__ = ("_d", "scores", "word_scores")
+
+    def __init__(self, d, as_tensor=False):
+        self._d = d
+        self.scores = _array(d["token_scores"], as_tensor)
+        self.word_scores = _array(d["word_scores"], as_tensor) if "word_scores" in d else None
+
+    method = property(lambda self: self._d["method"])
+    params = property(lambda self: self._d["params"])
+    output = property(lambda self: self._d["output"])
+    target = property(lambda self: self._d["target"])
+    target_label = property(lambda self: self._d["target_label"])
+    tokens = property(lambda self: self._d["tokens"])
+    words = property(lambda self: self._d.get("words"))
+    extras = property(lambda self: self._d["extras"])
+    truncated = property(lambda self: bool(self._d.get("truncated", False)))
+
+    def to_dict(self):
+        return _json.loads(_json.dumps(self._d))  # a deep copy
+
+    def __repr__(self):
+        top = sorted(zip(self.tokens, self.scores.tolist()), key=lambda p: -abs(p[1]))[:3]
+        shown = ", ".join(f"{t}={s:+.3f}" for t, s in top)
+        return f"Explanation({self.method}, target={self.target_label!r}, top: {shown})"
+
+
+class Model:
+    """A model directory (Hugging Face layout: config.json, model.safetensors, vocab.txt).
+
+    Load with :func:`salient.load`. ``labels`` lists the class names, ``config`` the config.json
+    fields.
+    """
+
+    def __init__(self, core, path):
+        self._core = core
+        self.path = path
+
+    @property
+    def labels(self):
+        return self._core.labels
+
+    @property
+    def config(self):
+        return self._core.config
+
+    def tokenize(self, texts, max_length=0):
+        """Word pieces of each text (or (text, pair)): dicts with ids, tokens, type_ids, offsets,
+        word_ids and truncated. ``max_length`` 0: the model's limit."""
+        return self._core.tokenize(_texts(texts), max_length)
+
+    def predict(self, texts, batch_size=32, return_tensors="np"):
+        """Predictions for a text, a (text, pair) tuple or a list of them."""
+        as_tensor = _check_return_tensors(return_tensors)
+        return [Prediction(d, as_tensor) for d in self._core.predict(_texts(texts), batch_size)]
+
+    def __repr__(self):
+        c = self.config
+        return (f"salient.Model({self.path!r}, {c.get('model_type')}, {c.get('num_hidden_layers')} layers × "
+                f"{c.get('num_attention_heads')} heads, labels={self.labels})")
+
+
+def load(path):
+    """Loads a model directory. FileNotFoundError if it does not exist, ValueError if it is not a
+    model salient reads."""
+    return Model(_salient.Model.load(_os.fspath(path)), _os.fspath(path))
+
+
+def _core_of(model):
+    if isinstance(model, Model):
+        return model._core
+    if isinstance(model, (str, _os.PathLike)):
+        return load(model)._core
+    raise TypeError(f"model: expected a salient.Model or a model directory, got {type(model).__name__}")
+
+
+def explain(model, texts, method="ig", target="pred", output=None, batch_size=8, seed=0, return_tensors="np",
+            **params):
+    """Explains the model's prediction (or ``target``) for each text.
+
+    method: a registered explainer (``salient.methods()``); its parameters as keyword arguments
+      (``steps=50``), checked like the CLI's flags: an unknown name or a value out of range is a
+      ValueError naming it.
+    target: "pred", a class index or a label name. output: "prob" or "logit" (default: the
+      method's own). seed: for the sampling methods. return_tensors: "np" or "pt" (torch.Tensor).
+    Returns a list of :class:`Explanation`.
+    """
+    as_tensor = _check_return_tensors(return_tensors)
+    if isinstance(target, (int, _np.integer)) and not isinstance(target, bool):
+        target = str(int(target))
+    if not isinstance(target, str):
+        raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
+    core = _core_of(model)
+    result = core.explain(_texts(texts), method, params, target, output or "", batch_size, seed)
+    return [Explanation(d, as_tensor) for d in result]
+
+
+class MethodInfo:
+    """A registered explainer: ``name``, ``family``, ``summary`` and ``params`` (dicts with name,
+    type, default, min, max, choices, doc)."""
+
+    def __init__(self, d):
+        self.name, self.family, self.summary, self.params = d["name"], d["family"], d["summary"], d["params"]
+        # help(salient.method("ig")) shows this: generated from the registry's declarations.
+        lines = [f"{self.name} ({self.family}): {self.summary}", ""]
+        if self.params:
+            lines.append("Parameters (keyword arguments of salient.explain):")
+            lines += [f"    {p['describe']}" for p in self.params]
+        else:
+            lines.append("No parameters.")
+        self.__doc__ = "\n".join(lines)
+
+    def __call__(self, model, texts, **kwargs):
+        """Shorthand for salient.explain(model, texts, method=<this>, **kwargs)."""
+        return explain(model, texts, method=self.name, **kwargs)
+
+    def __repr__(self):
+        return f"MethodInfo({self.name!r}, family={self.family!r}, params={[p['name'] for p in self.params]})"
+
+
+def methods():
+    """Every registered explainer, in the registry's order (``salient explain --list``)."""
+    return [MethodInfo(d) for d in _salient.methods()]
+
+
+def method(name):
+    """The registered explainer ``name`` (ValueError listing the names if there is none); calling
+    it explains: ``salient.method("ig")(m, texts, steps=32)``; ``help()`` shows its parameters."""
+    for info in methods():
+        if info.name == name:
+            return info
+    raise ValueError(f"method: unknown explainer '{name}' (valid: {', '.join(i.name for i in methods())})")
+
+
+def metrics():
+    """The benchmark's metrics: dicts with name, family, higher_is_better, summary."""
+    return _salient.metrics()
+
+
+def evaluate(model, data, data_dir="", batch_size=64, max_length=0):
+    """Accuracy, macro-F1 and MCC (or Pearson and MSE for a regression model) on a dataset spec
+    such as "sst2:dev" or a CSV/JSONL file; ``data_dir`` empty: the shared data directory."""
+    return _core_of(model).evaluate(data, _os.fspath(data_dir), batch_size, max_length)
+
+
+def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_size=8, bootstrap=1000, seed=0,
+              data_dir="", method_params=None):
+    """Every method × metric over the first ``limit`` examples of ``data`` (ferret-style).
+
+    Writes the benchmark's files to ``out`` (a temporary directory if None; a rerun with the same
+    ``out`` resumes) and returns its summary table: a pandas DataFrame when pandas is installed,
+    else a list of dicts. ``method_params``: {method: {param: value}}.
+    """
+    path = model.path if isinstance(model, Model) else _os.fspath(model)
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    if metrics is None:
+        metrics = ["token_f1", "token_auroc", "token_auprc", "comprehensiveness", "sufficiency",
+                   "aopc_comprehensiveness", "aopc_sufficiency"]
+    elif isinstance(metrics, str):
+        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+    out = _os.fspath(out) if out is not None else _tempfile.mkdtemp(prefix="salient_benchmark_")
+    _salient.benchmark(path, data, list(methods), list(metrics), out, method_params or {}, _os.fspath(data_dir),
+                       limit, batch_size, bootstrap, seed)
+    with open(_os.path.join(out, "summary.json"), encoding="utf-8") as f:
+        summary = _json.load(f)
+    # One row per (method, metric), as OUT/summary.csv.
+    rows = []
+    for method_name, by_metric in summary["methods"].items():
+        for metric_name, v in by_metric.items():
+            lo, hi = v["ci95"]
+            rows.append({"method": method_name, "metric": metric_name, "mean": v["mean"], "std": v["std"],
+                         "ci95_low": lo, "ci95_high": hi, "n": v["n"]})
+    try:
+        import pandas
+        return pandas.DataFrame(rows)
+    except ImportError:
+        return rows
+
+
+# salient.explain's help lists every registered method with its parameters.
+explain.__doc__ += "\n    Methods (salient.method(NAME) for one):\n" + "\n".join(
+    f"      {d['name']}: {d['summary']}" + "".join(f"\n          {p['describe']}" for p in d["params"])
+    for d in _salient.methods())

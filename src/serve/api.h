@@ -1,0 +1,73 @@
+#pragma once
+// The JSON API behind `salient serve` (docs/serve.md), without HTTP: each endpoint is a function
+// from a request body to a response body over the public API (include/salient/salient.h), so it is
+// tested directly and the server (serve/server.h) only routes. A bad request throws ApiError with
+// the HTTP status and a one-line message.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "salient/salient.h"
+
+namespace salient::serve {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+struct ApiLimits {
+  size_t max_text_bytes = 20000;  // text + text_pair
+  int64_t max_methods = 8;        // per /api/explain request
+  double max_seconds = 120;       // per request: methods not started by then are refused
+  int64_t max_examples = 200;     // per /api/examples request
+};
+
+struct ServedModel {
+  std::string name, path;
+  std::shared_ptr<const Model> model;
+};
+
+class Api {
+ public:
+  // `models`: directories (the name is the last path component; a repeated name gets a suffix);
+  // `datasets`: dataset specs whose examples the page may list (nothing else is read from disk).
+  Api(const std::vector<std::string>& model_dirs, const std::vector<std::string>& datasets, const std::string& data_dir,
+      ApiLimits limits = {});
+
+  nlohmann::json models() const;    // GET /api/models
+  nlohmann::json methods() const;   // GET /api/methods: the registry with parameters, and the metrics
+  nlohmann::json datasets() const;  // GET /api/datasets
+  // GET /api/examples?data=SPEC&offset=N&limit=N: texts, labels and word rationales.
+  nlohmann::json examples(const std::string& data, int64_t offset, int64_t limit) const;
+  // POST /api/predict {model?, text, text_pair?}: label, probabilities, tokens.
+  nlohmann::json predict(const nlohmann::json& body) const;
+  // POST /api/explain {model?, text, text_pair?, target?, methods: [{name, params?, output?}] or
+  // [names], faithfulness?: true}: the prediction and one explanation per method in the
+  // explanation schema, each with its faithfulness for this input and its seconds.
+  nlohmann::json explain(const nlohmann::json& body) const;
+  // POST /api/attention {model?, text, text_pair?}: tokens and [layers][heads][L][L] probabilities.
+  nlohmann::json attention(const nlohmann::json& body) const;
+
+  const ApiLimits& limits() const { return limits_; }
+
+ private:
+  const ServedModel& model_of(const nlohmann::json& body) const;
+  TextInput input_of(const nlohmann::json& body) const;
+
+  std::vector<ServedModel> models_;
+  std::map<std::string, Dataset> datasets_;
+  std::vector<std::string> dataset_order_;
+  ApiLimits limits_;
+};
+
+}  // namespace salient::serve

@@ -1,0 +1,150 @@
+// The JSON API of `salient serve` without HTTP (serve/api.h) on the reference model: every answer
+// equals the public API's own, and bad requests are 4xx errors with one-line messages. The HTTP
+// server, concurrency, shutdown and the page in Chromium are tested in tests/python/test_serve.py.
+#include <gtest/gtest.h>
+
+#include "serve/api.h"
+#include "test_util.h"
+
+using namespace salient;
+using salient::serve::Api;
+using salient::serve::ApiError;
+using salient::test::shared_path;
+
+namespace {
+
+std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
+
+// The status and message of the ApiError (or 400 for a library Error, as the server maps it).
+std::pair<int, std::string> failure_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ApiError& e) {
+    return {e.status(), e.what()};
+  } catch (const Error& e) {
+    return {400, e.what()};
+  }
+  ADD_FAILURE() << "expected an error";
+  return {0, ""};
+}
+
+}  // namespace
+
+TEST(ServeApi, AnswersEqualThePublicApi) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Api api({model_dir(), model_dir()}, {}, "");
+  const Model m = Model::load(model_dir());
+  // Two directories with the same name are told apart.
+  const nlohmann::json models = api.models()["models"];
+  ASSERT_EQ(models.size(), 2u);
+  EXPECT_EQ(models[0]["name"], "model");
+  EXPECT_EQ(models[1]["name"], "model-2");
+  EXPECT_EQ(models[0]["labels"], m.labels());
+  EXPECT_EQ(api.methods()["methods"].size(), methods().size());
+
+  const nlohmann::json pred = api.predict({{"text", "a charming and moving journey"}});
+  const Prediction want = m.predict(std::vector<TextInput>{{"a charming and moving journey", std::nullopt}})[0];
+  EXPECT_EQ(pred["label"], want.label);
+  EXPECT_EQ(pred["probs"], want.probs);
+  EXPECT_EQ(pred["tokens"].front(), "[CLS]");
+
+  const nlohmann::json body = {{"model", "model-2"},
+                               {"text", "a charming and moving journey"},
+                               {"methods", {{{"name", "ig"}, {"params", {{"steps", 8}}}}, "saliency"}},
+                               {"target", 0}};
+  const nlohmann::json got = api.explain(body);
+  ASSERT_EQ(got["explanations"].size(), 2u);
+  const TextInput in{"a charming and moving journey", std::nullopt};
+  const nlohmann::json ig = m.explain({in}, "ig", {{"steps", 8}}, "0")[0];
+  const nlohmann::json& e = got["explanations"][0];
+  EXPECT_EQ(e["target"], 0);
+  EXPECT_EQ(e["tokens"], ig["tokens"]);
+  EXPECT_EQ(e["token_scores"], ig["token_scores"]);
+  EXPECT_EQ(e["word_scores"], ig["word_scores"]);
+  const nlohmann::json faith = m.faithfulness(in, ig["token_scores"].get<std::vector<double>>(), 0);
+  EXPECT_EQ(e["faithfulness"], faith);
+  EXPECT_GE(e["seconds"].get<double>(), 0.0);
+  EXPECT_EQ(got["explanations"][1]["method"], "saliency");
+  // Comprehensiveness by hand: the model's probability of class 0 minus that with the top-20%
+  // removable tokens masked (one of five words here).
+  EXPECT_EQ(faith["k"], 1);
+
+  const nlohmann::json att = api.attention({{"text", "a charming journey"}});
+  const int64_t L = static_cast<int64_t>(att["tokens"].size());
+  ASSERT_EQ(att["attentions"].size(), static_cast<size_t>(m.config().num_hidden_layers));
+  for (const auto& head : att["attentions"][0])
+    for (const auto& row : head) {
+      ASSERT_EQ(static_cast<int64_t>(row.size()), L);
+      double sum = 0;
+      for (const auto& v : row) sum += v.get<double>();
+      EXPECT_NEAR(sum, 1.0, 1e-6);  // softmax rows (float32)
+    }
+}
+
+TEST(ServeApi, BadRequestsAreFourHundredsWithOneLineMessages) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  serve::ApiLimits limits;
+  limits.max_text_bytes = 100;
+  limits.max_methods = 2;
+  const Api api({model_dir()}, {}, "", limits);
+  const nlohmann::json ok = {{"text", "fine"}, {"methods", {"saliency"}}};
+  struct Case {
+    nlohmann::json body;
+    int status;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {nlohmann::json::array(), 400, "JSON object"},
+      {{{"methods", {"saliency"}}}, 400, "\"text\""},
+      {{{"text", 5}, {"methods", {"saliency"}}}, 400, "\"text\""},
+      {{{"text", "   "}, {"methods", {"saliency"}}}, 400, "empty"},
+      {{{"text", std::string(101, 'a')}, {"methods", {"saliency"}}}, 413, "--max-text-bytes"},
+      {{{"text", "fine"}, {"methods", nlohmann::json::array()}}, 400, "methods"},
+      {{{"text", "fine"}, {"methods", {"saliency", "ig", "lime"}}}, 400, "at most 2"},
+      {{{"text", "fine"}, {"methods", {"no_such"}}}, 400, "no_such"},
+      {{{"text", "fine"}, {"methods", {{{"name", "ig"}, {"params", {{"samples", 3}}}}}}}, 400, "samples"},
+      {{{"text", "fine"}, {"methods", {{{"name", "ig"}, {"params", {{"steps", 0}}}}}}}, 400, "steps"},
+      {{{"text", "fine"}, {"methods", {"saliency"}}, {"model", "other"}}, 404, "other"},
+      {{{"text", "fine"}, {"methods", {"saliency"}}, {"target", "maybe"}}, 400, "maybe"},
+      {{{"text", "fine"}, {"methods", {"saliency"}}, {"target", 7}}, 400, "7"},
+  };
+  for (const Case& c : cases) {
+    const auto [status, message] = failure_of([&] { api.explain(c.body); });
+    EXPECT_EQ(status, c.status) << c.body.dump() << ": " << message;
+    EXPECT_NE(message.find(c.needle), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_EQ(api.explain(ok)["explanations"].size(), 1u);
+  EXPECT_EQ(failure_of([&] { api.examples("sst2:dev", 0, 5); }).first, 404);
+  EXPECT_EQ(failure_of([&] { api.predict({{"text", ""}}); }).first, 400);
+}
+
+TEST(ServeApi, ExamplesCarryLabelsAndRationales) {
+  SALIENT_REQUIRE_SHARED(shared_path("data"));
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Api api({model_dir()}, {"hatexplain:test"}, shared_path("data"));
+  const nlohmann::json d = api.datasets()["datasets"];
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_TRUE(d[0]["rationales"].get<bool>());
+  const nlohmann::json x = api.examples("hatexplain:test", 3, 20);
+  ASSERT_EQ(x["examples"].size(), 20u);
+  const Dataset direct = load_dataset("hatexplain:test", shared_path("data"));
+  int with_rationale = 0;
+  for (size_t i = 0; i < 20; ++i) {
+    const Record& r = direct.records[3 + i];
+    const nlohmann::json& e = x["examples"][i];
+    EXPECT_EQ(e["index"], 3 + i);
+    EXPECT_EQ(e["text"], r.text);
+    EXPECT_EQ(e["label"], r.label);
+    if (r.rationale.empty()) {
+      EXPECT_FALSE(e.contains("rationale"));
+      continue;
+    }
+    ++with_rationale;
+    EXPECT_EQ(e["rationale"].get<std::vector<float>>(), r.rationale);
+    EXPECT_EQ(e["words"].size(), r.rationale.size());
+  }
+  EXPECT_GT(with_rationale, 0);
+  EXPECT_EQ(failure_of([&] { api.examples("hatexplain:test", 0, 0); }).first, 400);
+  EXPECT_EQ(failure_of([&] { api.examples("hatexplain:test", -1, 3); }).first, 400);
+}
