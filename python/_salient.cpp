@@ -179,6 +179,46 @@ PYBIND11_MODULE(_salient, m) {
           py::arg("texts"), py::arg("method"), py::arg("params") = py::dict(), py::arg("target") = "pred",
           py::arg("output") = "", py::arg("batch_size") = 8, py::arg("seed") = 0)
       .def(
+          "attattr",
+          [](const salient::Model& self, const py::handle& text, const std::string& target,
+             const std::vector<int64_t>& layers, int m, const std::string& rule, double max_batch_mb) {
+            const salient::TextInput in = to_input(text, 0);
+            json r;
+            {
+              py::gil_scoped_release release;
+              r = self.attattr(in, target, {layers, m, rule, max_batch_mb});
+            }
+            return to_python(r);
+          },
+          py::arg("text"), py::arg("target") = "pred", py::arg("layers") = std::vector<int64_t>{}, py::arg("m") = 20,
+          py::arg("rule") = "left", py::arg("max_batch_mb") = 2048.0)
+      .def(
+          "attattr_tree",
+          [](const salient::Model& self, const py::handle& text, const std::string& target, double tau, int m,
+             const std::string& rule) {
+            const salient::TextInput in = to_input(text, 0);
+            json r;
+            {
+              py::gil_scoped_release release;
+              r = self.attattr_tree(in, target, tau, {{}, m, rule, 2048.0});
+            }
+            return to_python(r);
+          },
+          py::arg("text"), py::arg("target") = "pred", py::arg("tau") = 0.4, py::arg("m") = 20, py::arg("rule") = "left")
+      .def(
+          "attattr_heads",
+          [](const salient::Model& self, const std::string& data, int64_t limit, const std::string& target, int m,
+             const std::string& rule, const std::string& data_dir, uint64_t seed) {
+            json r;
+            {
+              py::gil_scoped_release release;
+              r = self.attattr_heads(data, limit, target, {{}, m, rule, 2048.0}, data_dir, seed);
+            }
+            return to_python(r);
+          },
+          py::arg("data"), py::arg("limit") = 200, py::arg("target") = "gold", py::arg("m") = 20, py::arg("rule") = "left",
+          py::arg("data_dir") = "", py::arg("seed") = 0)
+      .def(
           "evaluate",
           [](const salient::Model& self, const std::string& data, const std::string& data_dir, int64_t batch_size,
              int64_t max_length) {

@@ -69,6 +69,19 @@ TEST(ServeApi, AnswersEqualThePublicApi) {
   // removable tokens masked (one of five words here).
   EXPECT_EQ(faith["k"], 1);
 
+  // AttAttr of one layer: the public API's matrices for that layer, and its tree.
+  AttAttrOptions ao;
+  ao.m = 8;
+  const nlohmann::json attr = api.attattr({{"text", "a charming journey"}, {"layer", 0}, {"m", 8}, {"target", 1}});
+  const nlohmann::json direct = m.attattr({"a charming journey", std::nullopt}, "1", ao);
+  EXPECT_EQ(attr["heads"], direct["layers"][0]);
+  EXPECT_EQ(attr["completeness"], direct["completeness"][0]);
+  EXPECT_EQ(attr["head_importance"], direct["head_importance"]);
+  EXPECT_EQ(attr["tree"]["edges"], m.attattr_tree({"a charming journey", std::nullopt}, "1", 0.4, ao)["edges"]);
+  EXPECT_EQ(attr["tree"]["svg"].get<std::string>().rfind("<svg", 0), 0u);
+  EXPECT_EQ(failure_of([&] { api.attattr({{"text", "fine"}, {"layer", 9}}); }).first, 400);
+  EXPECT_EQ(failure_of([&] { api.attattr({{"text", "fine"}, {"m", 1000}}); }).first, 400);
+
   const nlohmann::json att = api.attention({{"text", "a charming journey"}});
   const int64_t L = static_cast<int64_t>(att["tokens"].size());
   ASSERT_EQ(att["attentions"].size(), static_cast<size_t>(m.config().num_hidden_layers));

@@ -67,6 +67,7 @@ async function init() {
   } catch (e) { showError(e.message); }
   $("run").addEventListener("click", run);
   $("attention-button").addEventListener("click", showAttention);
+  $("attattr-button").addEventListener("click", showAttattr);
   $("export-json").addEventListener("click", exportJson);
   $("export-svg").addEventListener("click", exportSvg);
   $("text").addEventListener("input", () => { state.example = null; renderRationale(); });
@@ -78,6 +79,10 @@ function modelChanged() {
   const target = $("target");
   target.replaceChildren(el("option", { value: "pred", text: "the prediction" }));
   m.labels.forEach((label, i) => target.append(el("option", { value: String(i), text: `class ${i}: ${label}` })));
+  const layer = $("attattr-layer");
+  layer.replaceChildren();
+  for (let l = 0; l < m.layers; ++l) layer.append(el("option", { value: String(l), text: String(l) }));
+  layer.value = String(m.layers - 1);
 }
 
 function renderMethods() {
@@ -280,6 +285,42 @@ async function showAttention() {
     }
   }
   box.replaceChildren(el("h3", { text: "attention (rows: queries; click a head)" }), grid, detail);
+}
+
+// ---- Self-Attention Attribution: one layer's heads, head importance, the attribution tree ----
+
+async function showAttattr() {
+  showError("");
+  const box = $("attattr");
+  box.replaceChildren(el("p", { class: "muted", text: "computing attribution…" }));
+  const target = $("target").value;
+  let data;
+  try {
+    data = await api("/api/attattr", Object.assign(input(), {
+      layer: parseInt($("attattr-layer").value, 10), target: target === "pred" ? "pred" : parseInt(target, 10) }));
+  } catch (e) { showError(e.message); box.replaceChildren(); return; }
+  const c = data.completeness;
+  const heads = data.heads.length;
+  const top = Math.max(1e-12, ...data.heads.flat(2).map(Math.abs));
+  const grid = el("div", { class: "grid", style: `grid-template-columns: repeat(${heads}, auto)` });
+  const detail = el("div", { class: "detail" });
+  data.heads.forEach((a, h) => {
+    const cell = el("div", {}, el("div", { class: "muted", text: `head ${h}` }));
+    const scaled = a.map((row) => row.map((v) => v / top));
+    const t = matrix(data.tokens, scaled, `AttAttr layer ${data.layer}, head ${h} (÷ the layer's largest |value|)`);
+    const button = el("button", { type: "button", text: "show", "data-head": h });
+    button.addEventListener("click", () => detail.replaceChildren(t));
+    cell.append(button);
+    grid.append(cell);
+  });
+  const tree = el("div", { class: "tree" });
+  tree.innerHTML = data.tree.svg;  // drawn by the server (attattr/render.cpp), not from user HTML
+  box.replaceChildren(
+    el("h3", { text: `AttAttr: layer ${data.layer}, explaining ${data.target_label} (m = ${data.m}, ${data.rule})` }),
+    el("p", { class: "muted", text: `completeness: sum ${c.sum.toFixed(4)} vs F(A) − F(0) = ${(c.f_full - c.f_zero).toFixed(4)}` }),
+    grid, detail, el("h3", { text: "attribution tree" }), tree);
+  detail.replaceChildren(grid.querySelector("button") ? matrix(data.tokens, data.heads[0].map((r) => r.map((v) => v / top)),
+    `AttAttr layer ${data.layer}, head 0`) : "");
 }
 
 function matrix(tokens, a, title) {

@@ -7,6 +7,7 @@
 #include "attattr/analysis.h"
 #include "attattr/attribution.h"
 #include "attattr/render.h"
+#include "attattr/report.h"
 #include "commands.h"
 #include "data/dataset.h"
 #include "model/classifier.h"
@@ -18,20 +19,6 @@ namespace {
 
 using namespace salient::attattr;
 using nlohmann::json;
-
-std::vector<double> to_vector(const torch::Tensor& t) {
-  torch::Tensor c = t.to(torch::kCPU, torch::kFloat64).contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-// Nested JSON array of a tensor (any rank).
-json tensor_json(const torch::Tensor& t) {
-  if (t.dim() == 0) return t.to(torch::kFloat64).item<double>();
-  if (t.dim() == 1) return to_vector(t);
-  json a = json::array();
-  for (int64_t i = 0; i < t.size(0); ++i) a.push_back(tensor_json(t[i]));
-  return a;
-}
 
 std::vector<int64_t> parse_layers(const std::string& s) {
   std::vector<int64_t> out;
@@ -89,23 +76,6 @@ AttributionOptions options(const CommonArgs& a) {
   o.max_batch_mb = a.max_batch_mb;
   make_quadrature(o.rule, o.m);  // validate before any work
   return o;
-}
-
-LabelledSet load_set(const Classifier& clf, const std::string& spec, const std::string& data_dir, int64_t limit,
-                     const std::string& flag) {
-  if (spec.empty()) fail("{}: a dataset is required (e.g. sst2:dev)", flag);
-  Dataset ds = load_dataset(spec, data_dir);
-  LabelledSet set;
-  for (const Record& r : ds.records) {
-    if (limit > 0 && (int64_t)set.encodings.size() >= limit) break;
-    if (r.label < 0) fail("{}: '{}' has unlabelled records (id {})", flag, spec, r.id);
-    if (r.label >= clf.model.config().num_labels)
-      fail("{}: label {} of record {} is out of range for the model", flag, r.label, r.id);
-    set.encodings.push_back(clf.encode(r.text, r.text_pair));
-    set.labels.push_back(r.label);
-  }
-  if (set.encodings.empty()) fail("{}: '{}' has no records", flag, spec);
-  return set;
 }
 
 torch::Tensor row(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong).unsqueeze(0); }
@@ -181,41 +151,9 @@ void run_attribute(const AttributeArgs& a) {
     const Encoding& e = encs[i];
     AttributionResult r = a.straightforward ? attribute_straightforward(clf.model, row(e.ids), row(e.type_ids), targets[i], o)
                                             : attribute(clf.model, row(e.ids), row(e.type_ids), targets[i], o);
-    json j;
+    json j = attribution_json(clf, e, r, o, layer_ids);
     const auto& fields = items[i].fields;
     if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
-    j["tokens"] = e.tokens;
-    j["target"] = r.target;
-    j["target_label"] = clf.label_name(r.target);
-    j["probs"] = to_vector(r.probs);
-    j["m"] = o.m;
-    j["rule"] = rule_short_name(o.rule);
-    j["layer_ids"] = layer_ids;
-    json layers = json::array(), completeness = json::array(), token_out = json::array(), token_in = json::array(),
-         word_out = json::array(), word_in = json::array();
-    json words;
-    for (const auto& la : r.layers) {
-      layers.push_back(tensor_json(la.attribution));
-      completeness.push_back({{"layer", la.layer}, {"sum", la.attribution_sum}, {"f_full", la.f_full}, {"f_zero", la.f_zero},
-                              {"gap", la.completeness_gap()},
-                              {"relative_gap", std::abs(la.f_full - la.f_zero) > 0
-                                                   ? la.completeness_gap() / std::abs(la.f_full - la.f_zero) : 0.0}});
-      TokenFlow tf = token_flow(la);
-      token_out.push_back(tf.out);
-      token_in.push_back(tf.in);
-      WordFlow wf = word_flow(la, e.tokens, e.word_ids, e.type_ids);
-      words = wf.labels;
-      word_out.push_back(wf.out);
-      word_in.push_back(wf.in);
-    }
-    j["layers"] = std::move(layers);
-    j["completeness"] = std::move(completeness);
-    j["head_importance"] = tensor_json(head_importance(r));
-    j["token_out"] = std::move(token_out);
-    j["token_in"] = std::move(token_in);
-    j["words"] = words;
-    j["word_out"] = std::move(word_out);
-    j["word_in"] = std::move(word_in);
     if (!a.html.empty() && (int64_t)i == a.html_index)
       write_file_atomic(a.html, attribution_html(j, "Self-Attention Attribution — " + clf.dir));
     out.line(j);
@@ -233,26 +171,12 @@ struct HeadsArgs {
   uint64_t seed = 0;
 };
 
-json head_scores_json(const Classifier& clf, const HeadsArgs& a) {
-  LabelledSet set = load_set(clf, a.data, a.c.data_dir, a.limit, "--data");
+json heads_json(const Classifier& clf, const HeadsArgs& a) {
+  LabelledSet set = load_labelled_set(clf, a.data, a.c.data_dir, a.limit, "--data");
   if (a.target != "gold" && a.target != "pred") fail("--target: must be gold or pred (got '{}')", a.target);
-  AttributionOptions o = options(a.c);
-  json j;
+  json j = head_scores_json(clf, set, options(a.c), a.target == "gold", a.taylor_batch, a.seed);
   j["model"] = clf.dir;
   j["data"] = a.data;
-  j["examples"] = set.encodings.size();
-  j["m"] = o.m;
-  j["rule"] = rule_short_name(o.rule);
-  j["target"] = a.target;
-  j["seed"] = a.seed;
-  json orderings;
-  orderings["attattr"] = tensor_json(attattr_head_scores(clf.model, set, o, a.target == "gold"));
-  orderings["attention"] = tensor_json(attention_head_scores(clf.model, set));
-  TaylorHeadScores taylor = taylor_head_scores(clf.model, set, a.taylor_batch);
-  orderings["taylor"] = tensor_json(taylor.attattr);
-  orderings["taylor_michel"] = tensor_json(taylor.michel);
-  orderings["random"] = tensor_json(random_head_scores(clf.model, a.seed));
-  j["scores"] = orderings;
   return j;
 }
 
@@ -273,9 +197,9 @@ struct PruneArgs {
 void run_prune(const PruneArgs& a) {
   Classifier clf = load(a.h.c);
   if (a.steps <= 0) fail("--prune-steps: must be positive (got {})", a.steps);
-  json scores = a.heads_file.empty() ? head_scores_json(clf, a.h) : parse_json_file(a.heads_file);
+  json scores = a.heads_file.empty() ? heads_json(clf, a.h) : parse_json_file(a.heads_file);
   if (!scores.contains("scores")) fail("--heads: '{}' has no 'scores' (write it with salient attattr heads)", a.heads_file);
-  LabelledSet eval = load_set(clf, a.eval_data, a.h.c.data_dir, 0, "--eval-data");
+  LabelledSet eval = load_labelled_set(clf, a.eval_data, a.h.c.data_dir, 0, "--eval-data");
   json result = {{"model", clf.dir}, {"eval_data", a.eval_data}, {"eval_examples", eval.encodings.size()},
                  {"heads", scores}};
   std::vector<Curve> curves;
@@ -364,22 +288,8 @@ void run_tree(const TreeArgs& a) {
   }
   if (!(a.tau > 0)) fail("--tau: must be positive (got {})", a.tau);
   AttributionResult r = attribute(clf.model, row(e.ids), row(e.type_ids), target, o);
-  std::vector<torch::Tensor> sums;
-  for (const auto& la : r.layers) sums.push_back(layer_sum(la));
-  AttributionTree t = build_tree(torch::stack(sums), a.tau, a.top_tau > 0 ? a.top_tau : a.tau, a.top_layer);
-  json j = {{"model", clf.dir}, {"tokens", e.tokens}, {"target", r.target}, {"target_label", clf.label_name(r.target)},
-            {"m", o.m}, {"rule", rule_short_name(o.rule)}, {"tau", a.tau}, {"top_tau", a.top_tau > 0 ? a.top_tau : a.tau},
-            {"top_layer", t.top_layer}, {"num_layers", clf.model.num_layers()}, {"root", t.root}};
-  json nodes = json::array(), edges = json::array();
-  for (size_t i = 0; i < e.tokens.size(); ++i)
-    if (t.state[i] != -1)
-      nodes.push_back({{"index", i}, {"token", e.tokens[i]}, {"height", t.height[i]},
-                       {"level", std::lround(t.height[i] * clf.model.num_layers())}});
-  for (const auto& ed : t.edges)
-    edges.push_back({{"from", ed.from}, {"to", ed.to}, {"from_token", e.tokens[ed.from]}, {"to_token", e.tokens[ed.to]},
-                     {"layer", ed.layer}, {"weight", ed.weight}});
-  j["nodes"] = nodes;
-  j["edges"] = edges;
+  json j = tree_json(clf, e, r, o, a.tau, a.top_tau, a.top_layer);
+  j["model"] = clf.dir;
   if (!a.svg.empty()) write_file_atomic(a.svg, tree_svg(j));
   Output out(a.out);
   out.text(j.dump(2) + "\n");
@@ -400,9 +310,9 @@ void run_triggers(const TriggerArgs& a) {
   AttributionOptions o = options(a.c);
   if (a.n <= 0) fail("--n: must be positive (got {})", a.n);
   if (a.top <= 0) fail("--top: must be positive (got {})", a.top);
-  LabelledSet mine = load_set(clf, a.train, a.c.data_dir, a.n, "--train");
+  LabelledSet mine = load_labelled_set(clf, a.train, a.c.data_dir, a.n, "--train");
   Dataset dev = load_dataset(a.dev, a.c.data_dir);
-  LabelledSet dev_set = load_set(clf, a.dev, a.c.data_dir, 0, "--dev");
+  LabelledSet dev_set = load_labelled_set(clf, a.dev, a.c.data_dir, 0, "--dev");
   const int64_t n_labels = clf.model.config().num_labels;
   std::vector<TriggerPattern> patterns = mine_trigger_patterns(clf, mine, o, a.min_score);
   std::vector<double> before = accuracy_per_class(clf.model, dev_set, n_labels);
@@ -527,7 +437,7 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({attr, [] { run_attribute(at); }});
   commands.push_back({heads, [] {
     Classifier clf = load(hd.c);
-    json j = head_scores_json(clf, hd);
+    json j = heads_json(clf, hd);
     Output out(hd.out);
     out.text(j.dump(2) + "\n");
     out.commit();

@@ -17,6 +17,7 @@ void add_serve_commands(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--max-body-bytes", o.max_body_bytes, "largest request body");
   cmd->add_option("--max-text-bytes", o.limits.max_text_bytes, "largest text (+ pair) to explain");
   cmd->add_option("--max-methods", o.limits.max_methods, "methods per explain request");
+  cmd->add_option("--max-attattr-steps", o.limits.max_attattr_steps, "largest m (integration points) of an AttAttr request");
   cmd->add_option("--max-seconds", o.limits.max_seconds,
                   "per request: methods not started within this time are refused (a running method finishes)");
   commands.push_back({cmd, [] {

@@ -33,6 +33,15 @@ struct Prediction {
   nlohmann::json to_json() const;    // the fields `salient predict` writes
 };
 
+// Self-Attention Attribution's settings (docs/attattr.md): layers (empty: all), integration points
+// m and rule (riemann_left, the authors', ..., gausslegendre), memory bound per chunk of points.
+struct AttAttrOptions {
+  std::vector<int64_t> layers;
+  int m = 20;
+  std::string rule = "left";
+  double max_batch_mb = 2048;
+};
+
 class Model {
  public:
   // One-line error for a directory that is not a model (or is a ViT: see vision/vit.h).
@@ -66,6 +75,18 @@ class Model {
 
   // The attention probabilities of every layer for one input: [layers][heads][L][L] (rows: query).
   std::vector<std::vector<std::vector<std::vector<double>>>> attentions(const TextInput& input) const;
+
+  // Self-Attention Attribution of one input for `target` ("pred", a class index or a label name):
+  // `salient attattr attribute`'s JSON (per layer [heads][L][L], completeness, head importance,
+  // token and word flows).
+  nlohmann::json attattr(const TextInput& input, const std::string& target = "pred", const AttAttrOptions& options = {}) const;
+  // Its attribution tree (`salient attattr tree`'s JSON): edges above tau·max per layer.
+  nlohmann::json attattr_tree(const TextInput& input, const std::string& target = "pred", double tau = 0.4,
+                              const AttAttrOptions& options = {}) const;
+  // Head importance orderings (attattr, attention, Taylor, random; [layers][heads]) over the first
+  // `limit` records of a labelled dataset spec, for the gold or the predicted class.
+  nlohmann::json attattr_heads(const std::string& data, int64_t limit = 200, const std::string& target = "gold",
+                               const AttAttrOptions& options = {}, const std::string& data_dir = "", uint64_t seed = 0) const;
 
   // Accuracy, macro-F1 and MCC (classification) or Pearson and MSE (regression) on a dataset spec
   // (sst2:test, a CSV/JSONL file, ...; docs/datasets.md). data_dir empty: the shared data.

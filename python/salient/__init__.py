@@ -23,7 +23,7 @@ import numpy as _np
 from . import _salient
 
 __all__ = ["load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
-           "metrics", "evaluate", "benchmark"]
+           "metrics", "evaluate", "benchmark", "attattr"]
 
 
 def _torch():
@@ -284,3 +284,5 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
 explain.__doc__ += "\n    Methods (salient.method(NAME) for one):\n" + "\n".join(
     f"      {d['name']}: {d['summary']}" + "".join(f"\n          {p['describe']}" for p in d["params"])
     for d in _salient.methods())
+
+from . import attattr  # noqa: E402  (salient.attattr.attribute | tree | heads)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "attattr/report.h"
 #include "data/dataset.h"
 #include "eval/faithfulness.h"
 #include "train/trainer.h"
@@ -146,6 +147,56 @@ std::vector<std::vector<std::vector<std::vector<double>>>> Model::attentions(con
     out.push_back(std::move(heads));
   }
   return out;
+}
+
+namespace {
+
+attattr::AttributionOptions attribution_options(const Transformer& model, const AttAttrOptions& a) {
+  attattr::AttributionOptions o;
+  o.m = a.m;
+  o.rule = parse_rule(a.rule, "rule");
+  o.max_batch_mb = a.max_batch_mb;
+  o.layers = a.layers;
+  attattr::make_quadrature(o.rule, o.m);  // m and rule checked before any work
+  attattr::checked_layers(model, o);
+  if (!(a.max_batch_mb > 0)) fail("max_batch_mb: must be > 0 (got {})", a.max_batch_mb);
+  return o;
+}
+
+torch::Tensor ids_row(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kLong).unsqueeze(0); }
+
+}  // namespace
+
+nlohmann::json Model::attattr(const TextInput& input, const std::string& target, const AttAttrOptions& options) const {
+  const attattr::AttributionOptions o = attribution_options(clf_.model, options);
+  const int64_t t = target == "pred" ? -1 : config().label_id(target);
+  const Encoding e = tokenize(input);
+  const attattr::AttributionResult r = attattr::attribute(clf_.model, ids_row(e.ids), ids_row(e.type_ids), t, o);
+  return attattr::attribution_json(clf_, e, r, o, attattr::checked_layers(clf_.model, o));
+}
+
+nlohmann::json Model::attattr_tree(const TextInput& input, const std::string& target, double tau,
+                                   const AttAttrOptions& options) const {
+  AttAttrOptions all = options;
+  all.layers.clear();  // the tree spans every layer
+  const attattr::AttributionOptions o = attribution_options(clf_.model, all);
+  if (!(tau > 0)) fail("tau: must be positive (got {})", tau);
+  const int64_t t = target == "pred" ? -1 : config().label_id(target);
+  const Encoding e = tokenize(input);
+  const attattr::AttributionResult r = attattr::attribute(clf_.model, ids_row(e.ids), ids_row(e.type_ids), t, o);
+  return attattr::tree_json(clf_, e, r, o, tau, tau, -1);
+}
+
+nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, const std::string& target,
+                                    const AttAttrOptions& options, const std::string& data_dir, uint64_t seed) const {
+  if (target != "gold" && target != "pred") fail("target: must be gold or pred (got '{}')", target);
+  if (limit < 0) fail("limit: must be >= 0 (got {})", limit);
+  const attattr::AttributionOptions o = attribution_options(clf_.model, options);
+  const attattr::LabelledSet set =
+      attattr::load_labelled_set(clf_, data, data_dir.empty() ? shared_data_dir() : data_dir, limit, "data");
+  nlohmann::json j = attattr::head_scores_json(clf_, set, o, target == "gold", 32, seed);
+  j["data"] = data;
+  return j;
 }
 
 nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_dir, int64_t batch_size,

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "attattr/render.h"
 #include "data/dataset.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -25,6 +26,20 @@ std::string string_field(const nlohmann::json& body, const char* name) {
 
 void check_object(const nlohmann::json& body) {
   if (!body.is_object()) bad_request("body: expected a JSON object");
+}
+
+std::string target_of(const nlohmann::json& body) {
+  if (!body.contains("target") || body["target"].is_null()) return "pred";
+  const nlohmann::json& t = body["target"];
+  if (t.is_number_integer()) return std::to_string(t.get<int64_t>());
+  if (t.is_string()) return t.get<std::string>();
+  bad_request("body: field \"target\" must be \"pred\", a class index or a label name");
+}
+
+int64_t int_field(const nlohmann::json& body, const char* name, int64_t fallback) {
+  if (!body.contains(name) || body[name].is_null()) return fallback;
+  if (!body[name].is_number_integer()) bad_request(fmt::format("body: field \"{}\" must be an integer", name));
+  return body[name].get<int64_t>();
 }
 
 nlohmann::json prediction_json(const Model& m, const Prediction& p, const Encoding& enc) {
@@ -172,13 +187,7 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
   if (!methods.is_array() || methods.empty()) bad_request("body: field \"methods\" must be a non-empty list");
   if (static_cast<int64_t>(methods.size()) > limits_.max_methods)
     bad_request(fmt::format("methods: {} asked, at most {} per request", methods.size(), limits_.max_methods));
-  std::string target = "pred";
-  if (body.contains("target") && !body["target"].is_null()) {
-    const nlohmann::json& t = body["target"];
-    if (t.is_number_integer()) target = std::to_string(t.get<int64_t>());
-    else if (t.is_string()) target = t.get<std::string>();
-    else bad_request("body: field \"target\" must be \"pred\", a class index or a label name");
-  }
+  const std::string target = target_of(body);
   bool with_faithfulness = true;
   if (body.contains("faithfulness")) {
     if (!body["faithfulness"].is_boolean()) bad_request("body: field \"faithfulness\" must be true or false");
@@ -233,6 +242,35 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
   }
   out["explanations"] = std::move(explanations);
   return out;
+}
+
+nlohmann::json Api::attattr(const nlohmann::json& body) const {
+  check_object(body);
+  const ServedModel& sm = model_of(body);
+  const TextInput in = input_of(body);
+  const std::string target = target_of(body);
+  const int64_t layers = sm.model->config().num_hidden_layers;
+  const int64_t layer = int_field(body, "layer", layers - 1);
+  if (layer < 0 || layer >= layers) bad_request(fmt::format("layer: must be in 0..{}, got {}", layers - 1, layer));
+  const int64_t m = int_field(body, "m", 20);
+  if (m < 1 || m > limits_.max_attattr_steps)
+    bad_request(fmt::format("m: must be in 1..{} (--max-attattr-steps), got {}", limits_.max_attattr_steps, m));
+  AttAttrOptions o;
+  o.m = static_cast<int>(m);
+  const nlohmann::json all = sm.model->attattr(in, target, o);
+  nlohmann::json tree = sm.model->attattr_tree(in, target, 0.4, o);
+  tree["svg"] = attattr::tree_svg(tree);
+  return {{"model", sm.name},
+          {"tokens", all["tokens"]},
+          {"target", all["target"]},
+          {"target_label", all["target_label"]},
+          {"m", all["m"]},
+          {"rule", all["rule"]},
+          {"layer", layer},
+          {"heads", all["layers"][static_cast<size_t>(layer)]},
+          {"completeness", all["completeness"][static_cast<size_t>(layer)]},
+          {"head_importance", all["head_importance"]},
+          {"tree", tree}};
 }
 
 nlohmann::json Api::attention(const nlohmann::json& body) const {

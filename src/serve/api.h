@@ -30,6 +30,7 @@ struct ApiLimits {
   int64_t max_methods = 8;        // per /api/explain request
   double max_seconds = 120;       // per request: methods not started by then are refused
   int64_t max_examples = 200;     // per /api/examples request
+  int64_t max_attattr_steps = 64; // integration points m of /api/attattr
 };
 
 struct ServedModel {
@@ -57,6 +58,10 @@ class Api {
   nlohmann::json explain(const nlohmann::json& body) const;
   // POST /api/attention {model?, text, text_pair?}: tokens and [layers][heads][L][L] probabilities.
   nlohmann::json attention(const nlohmann::json& body) const;
+  // POST /api/attattr {model?, text, text_pair?, target?, layer?, m?}: Self-Attention Attribution
+  // of one layer (default the last): its heads' [L][L] matrices and completeness, every head's
+  // importance, and the attribution tree with its SVG drawing.
+  nlohmann::json attattr(const nlohmann::json& body) const;
 
   const ApiLimits& limits() const { return limits_; }
 

@@ -76,6 +76,7 @@ void ServerOptions::validate() const {
   if (limits.max_text_bytes < 1) fail("--max-text-bytes: must be >= 1, got {}", limits.max_text_bytes);
   if (!(limits.max_seconds > 0)) fail("--max-seconds: must be > 0, got {}", limits.max_seconds);
   if (limits.max_methods < 1) fail("--max-methods: must be >= 1, got {}", limits.max_methods);
+  if (limits.max_attattr_steps < 1) fail("--max-attattr-steps: must be >= 1, got {}", limits.max_attattr_steps);
   if (host.empty()) fail("--host: empty");
 }
 
@@ -124,6 +125,9 @@ void run_server(const ServerOptions& o, const std::function<void(int port)>& on_
   });
   server.Post("/api/attention", [&](const httplib::Request& req, httplib::Response& res) {
     answer(res, [&] { return api.attention(json_body(req)); });
+  });
+  server.Post("/api/attattr", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(res, [&] { return api.attattr(json_body(req)); });
   });
 
   const int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host, o.port) ? o.port : -1);

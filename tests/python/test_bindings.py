@@ -178,3 +178,30 @@ def test_help_works_on_everything():
                 salient.evaluate, salient.methods, salient.method("lime")]:
         text = pydoc.render_doc(obj)
         assert len(text) > 100
+
+
+def test_attattr_equals_the_cli(model_dir, run_cli, tmp_path):
+    m = salient.load(model_dir)
+    text = "a charming and moving journey"
+    got = salient.attattr.attribute(m, text, m=8, target=1)
+    want = lines(run_cli(["attattr", "attribute", "--model", model_dir, "--m", "8", "--target", "1"], text + "\n"))[0]
+    assert got["layers"].shape == (m.config["num_hidden_layers"], m.config["num_attention_heads"], len(got["tokens"]),
+                                   len(got["tokens"]))
+    np.testing.assert_array_equal(got["layers"], np.array(want["layers"]))
+    np.testing.assert_array_equal(got["head_importance"], np.array(want["head_importance"]))
+    assert got["completeness"] == want["completeness"]
+    tree = salient.attattr.tree(m, text, m=8, target=1)
+    want_tree = json.loads(run_cli(["attattr", "tree", "--model", model_dir, "--text", text, "--m", "8", "--target", "pred"]))
+    if want_tree["target"] == 1:  # the CLI's tree takes pred or gold; compare where they coincide
+        assert tree["edges"] == want_tree["edges"]
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"text": "a charming journey", "label": 1}\n{"text": "dull and bad", "label": 0}\n')
+    heads = salient.attattr.heads(m, str(data), m=4)
+    want_heads = json.loads(run_cli(["attattr", "heads", "--model", model_dir, "--data", str(data), "--m", "4"]))["scores"]
+    assert set(heads) == set(want_heads)
+    for name, scores in heads.items():
+        np.testing.assert_array_equal(scores, np.array(want_heads[name]))
+    with pytest.raises(ValueError, match="rule"):
+        salient.attattr.attribute(m, text, rule="simpson")
+    with pytest.raises(ValueError, match="layer"):
+        salient.attattr.attribute(m, text, layers=[7])

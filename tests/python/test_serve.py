@@ -85,6 +85,9 @@ def test_endpoints_equal_the_python_package(server, model_dir):
     assert set(e_ig["faithfulness"]) >= {"comprehensiveness", "sufficiency", "aopc_comprehensiveness"}
     status, att = request(server, "/api/attention", {"text": text})
     assert len(att["attentions"]) == m.config["num_hidden_layers"]
+    status, aa = request(server, "/api/attattr", {"text": text, "layer": 0, "m": 8, "target": 1})
+    assert status == 200, aa
+    np.testing.assert_array_equal(aa["heads"], salient.attattr.attribute(m, text, m=8, target=1)["layers"][0])
     status, ds = request(server, "/api/datasets")
     assert ds["datasets"][0]["name"] == "hatexplain:test" and ds["datasets"][0]["rationales"]
     status, ex = request(server, "/api/examples?data=hatexplain:test&limit=5")
@@ -196,6 +199,11 @@ def test_the_page_in_headless_chromium(server, model_dir):
         assert len(canvases) == m.config["num_hidden_layers"] * m.config["num_attention_heads"]
         canvases[0].click()
         wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#attention table.matrix"))
+        # AttAttr of the last layer, with the attribution tree drawn.
+        browser.find_element(By.ID, "attattr-button").click()
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#attattr .tree svg"))
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#attattr button[data-head]")) == m.config["num_attention_heads"]
+        assert browser.find_elements(By.CSS_SELECTOR, "#attattr table.matrix")
         out = Path(os.environ.get("SALIENT_ARTIFACTS", "/tmp/salient_artifacts"))
         out.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(out / "serve.png"))

@@ -1,0 +1,110 @@
+#include "attattr/report.h"
+
+#include <cmath>
+
+#include "data/dataset.h"
+#include "util/error.h"
+#include "util/tensor_values.h"
+
+namespace salient::attattr {
+
+nlohmann::json attribution_json(const Classifier& clf, const Encoding& e, const AttributionResult& r,
+                                const AttributionOptions& o, const std::vector<int64_t>& layer_ids) {
+  using nlohmann::json;
+  json j;
+  j["tokens"] = e.tokens;
+  j["target"] = r.target;
+  j["target_label"] = clf.label_name(r.target);
+  j["probs"] = tensor_values(r.probs);
+  j["m"] = o.m;
+  j["rule"] = rule_short_name(o.rule);
+  j["layer_ids"] = layer_ids;
+  json layers = json::array(), completeness = json::array(), token_out = json::array(), token_in = json::array(),
+       word_out = json::array(), word_in = json::array();
+  json words;
+  for (const auto& la : r.layers) {
+    layers.push_back(tensor_json(la.attribution));
+    completeness.push_back({{"layer", la.layer}, {"sum", la.attribution_sum}, {"f_full", la.f_full}, {"f_zero", la.f_zero},
+                            {"gap", la.completeness_gap()},
+                            {"relative_gap", std::abs(la.f_full - la.f_zero) > 0
+                                                 ? la.completeness_gap() / std::abs(la.f_full - la.f_zero) : 0.0}});
+    TokenFlow tf = token_flow(la);
+    token_out.push_back(tf.out);
+    token_in.push_back(tf.in);
+    WordFlow wf = word_flow(la, e.tokens, e.word_ids, e.type_ids);
+    words = wf.labels;
+    word_out.push_back(wf.out);
+    word_in.push_back(wf.in);
+  }
+  j["layers"] = std::move(layers);
+  j["completeness"] = std::move(completeness);
+  j["head_importance"] = tensor_json(head_importance(r));
+  j["token_out"] = std::move(token_out);
+  j["token_in"] = std::move(token_in);
+  j["words"] = words;
+  j["word_out"] = std::move(word_out);
+  j["word_in"] = std::move(word_in);
+  return j;
+}
+
+nlohmann::json tree_json(const Classifier& clf, const Encoding& e, const AttributionResult& r, const AttributionOptions& o,
+                         double tau, double top_tau, int64_t top_layer) {
+  using nlohmann::json;
+  if (!(tau > 0)) fail("--tau: must be positive (got {})", tau);
+  std::vector<torch::Tensor> sums;
+  for (const auto& la : r.layers) sums.push_back(layer_sum(la));
+  const double top = top_tau > 0 ? top_tau : tau;
+  AttributionTree t = build_tree(torch::stack(sums), tau, top, top_layer);
+  json j = {{"tokens", e.tokens}, {"target", r.target}, {"target_label", clf.label_name(r.target)},
+            {"m", o.m}, {"rule", rule_short_name(o.rule)}, {"tau", tau}, {"top_tau", top},
+            {"top_layer", t.top_layer}, {"num_layers", clf.model.num_layers()}, {"root", t.root}};
+  json nodes = json::array(), edges = json::array();
+  for (size_t i = 0; i < e.tokens.size(); ++i)
+    if (t.state[i] != -1)
+      nodes.push_back({{"index", i}, {"token", e.tokens[i]}, {"height", t.height[i]},
+                       {"level", std::lround(t.height[i] * clf.model.num_layers())}});
+  for (const auto& ed : t.edges)
+    edges.push_back({{"from", ed.from}, {"to", ed.to}, {"from_token", e.tokens[ed.from]}, {"to_token", e.tokens[ed.to]},
+                     {"layer", ed.layer}, {"weight", ed.weight}});
+  j["nodes"] = nodes;
+  j["edges"] = edges;
+  return j;
+}
+
+LabelledSet load_labelled_set(const Classifier& clf, const std::string& spec, const std::string& data_dir, int64_t limit,
+                              const std::string& flag) {
+  if (spec.empty()) fail("{}: a dataset is required (e.g. sst2:dev)", flag);
+  Dataset ds = load_dataset(spec, data_dir);
+  LabelledSet set;
+  for (const Record& r : ds.records) {
+    if (limit > 0 && static_cast<int64_t>(set.encodings.size()) >= limit) break;
+    if (r.label < 0) fail("{}: '{}' has unlabelled records (id {})", flag, spec, r.id);
+    if (r.label >= clf.model.config().num_labels)
+      fail("{}: label {} of record {} is out of range for the model", flag, r.label, r.id);
+    set.encodings.push_back(clf.encode(r.text, r.text_pair));
+    set.labels.push_back(r.label);
+  }
+  if (set.encodings.empty()) fail("{}: '{}' has no records", flag, spec);
+  return set;
+}
+
+nlohmann::json head_scores_json(const Classifier& clf, const LabelledSet& set, const AttributionOptions& o, bool gold_target,
+                                int64_t taylor_batch, uint64_t seed) {
+  nlohmann::json j;
+  j["examples"] = set.encodings.size();
+  j["m"] = o.m;
+  j["rule"] = rule_short_name(o.rule);
+  j["target"] = gold_target ? "gold" : "pred";
+  j["seed"] = seed;
+  nlohmann::json orderings;
+  orderings["attattr"] = tensor_json(attattr_head_scores(clf.model, set, o, gold_target));
+  orderings["attention"] = tensor_json(attention_head_scores(clf.model, set));
+  TaylorHeadScores taylor = taylor_head_scores(clf.model, set, taylor_batch);
+  orderings["taylor"] = tensor_json(taylor.attattr);
+  orderings["taylor_michel"] = tensor_json(taylor.michel);
+  orderings["random"] = tensor_json(random_head_scores(clf.model, seed));
+  j["scores"] = orderings;
+  return j;
+}
+
+}  // namespace salient::attattr

@@ -1,0 +1,35 @@
+#pragma once
+// Self-Attention Attribution's results as JSON: what `salient attattr attribute | heads | tree`
+// write, the public API returns and the Python package and the viewer show (docs/attattr.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attattr/analysis.h"
+#include "attattr/attribution.h"
+#include "model/classifier.h"
+
+namespace salient::attattr {
+
+// One input's attribution: tokens, target, probabilities, per layer the [heads, L, L] matrices,
+// completeness, head importance, token and word flows.
+nlohmann::json attribution_json(const Classifier& clf, const Encoding& enc, const AttributionResult& result,
+                                const AttributionOptions& options, const std::vector<int64_t>& layer_ids);
+
+// The attribution tree of one input (Hao et al. §3.2): nodes, edges, the top layer; tau and
+// top_tau as build_tree's, top_layer < 0: chosen by the rule there.
+nlohmann::json tree_json(const Classifier& clf, const Encoding& enc, const AttributionResult& result,
+                         const AttributionOptions& options, double tau, double top_tau, int64_t top_layer);
+
+// The first `limit` records (0: all) of a labelled dataset, encoded; errors name `flag`.
+LabelledSet load_labelled_set(const Classifier& clf, const std::string& spec, const std::string& data_dir, int64_t limit,
+                              const std::string& flag);
+
+// Head importance orderings over a labelled set: attattr (gold or predicted class), attention,
+// Taylor (the AttAttr paper's and Michel et al.'s) and random, each [layers, heads].
+nlohmann::json head_scores_json(const Classifier& clf, const LabelledSet& set, const AttributionOptions& options,
+                                bool gold_target, int64_t taylor_batch, uint64_t seed);
+
+}  // namespace salient::attattr
