@@ -166,17 +166,22 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   const std::string results_path = join_path(a.out_dir, "results.jsonl");
   std::map<std::pair<size_t, std::string>, nlohmann::json> done;
   if (file_exists(results_path)) {
-    std::ifstream in(results_path);
+    // A run killed mid-write leaves a last line without its newline: it is dropped (and the file
+    // rewritten without it) so that appending does not glue the next record onto it.
+    std::string text = read_file(results_path);
+    if (!text.empty() && text.back() != '\n') {
+      text.erase(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+      write_file_atomic(results_path, text);
+    }
+    std::istringstream in(text);
     std::string line;
-    size_t line_no = 0;
     while (std::getline(in, line)) {
-      ++line_no;
       if (line.empty()) continue;
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(line);
       } catch (const std::exception&) {
-        continue;  // a line cut by an interruption: recomputed
+        continue;  // a damaged line: its record is recomputed
       }
       done[{j.at("index").get<size_t>(), j.at("method").get<std::string>()}] = j;
     }

@@ -3,10 +3,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <numeric>
 #include <random>
 
+#include "model/safetensors.h"
 #include "util/error.h"
 #include "util/io.h"
 #include "util/runtime.h"
@@ -109,16 +111,94 @@ void set_learning_rate(torch::optim::AdamW& optimizer, double lr) {
   for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
 }
 
+namespace {
+
+// AdamW's state per parameter, in param_groups order. LibTorch keys it by the tensor's address,
+// which is why its own archive (optimizer.pt) differs from run to run; this one is keyed by the
+// parameter's position and so is byte-stable.
+std::vector<torch::Tensor> optimizer_params(torch::optim::AdamW& optimizer) {
+  std::vector<torch::Tensor> params;
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) params.push_back(p);
+  return params;
+}
+
+std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+
+TensorData exact_data(const torch::Tensor& src) {
+  const bool f64 = src.scalar_type() == torch::kFloat64;
+  torch::Tensor t = src.detach().to(torch::kCPU, f64 ? torch::kFloat64 : torch::kFloat32).contiguous();
+  TensorData d;
+  d.dtype = f64 ? DType::F64 : DType::F32;
+  d.shape = t.sizes().vec();
+  d.bytes.assign(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel()) * t.element_size());
+  return d;
+}
+
+torch::Tensor exact_tensor(const TensorData& d, const std::string& name, const std::string& path) {
+  if (d.dtype != DType::F32 && d.dtype != DType::F64) fail("{}: tensor '{}' must be F32 or F64", path, name);
+  torch::Tensor t = torch::empty(d.shape, d.dtype == DType::F64 ? torch::kFloat64 : torch::kFloat32);
+  if (static_cast<size_t>(t.numel()) * t.element_size() != d.bytes.size()) fail("{}: tensor '{}' has the wrong size", path, name);
+  std::memcpy(t.data_ptr(), d.bytes.data(), d.bytes.size());
+  return t;
+}
+
+}  // namespace
+
 void save_optimizer(torch::optim::AdamW& optimizer, const std::string& dir) {
-  const std::string tmp = join_path(dir, "optimizer.pt.tmp");
-  torch::save(optimizer, tmp);
-  if (std::rename(tmp.c_str(), join_path(dir, "optimizer.pt").c_str()) != 0) fail("{}: cannot write optimizer state", dir);
+  SafetensorsFile file;
+  file.metadata["format"] = "salient-adamw-1";
+  const std::vector<torch::Tensor> params = optimizer_params(optimizer);
+  file.metadata["params"] = std::to_string(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto it = optimizer.state().find(state_key(params[i]));
+    if (it == optimizer.state().end()) continue;  // no step taken for it yet
+    const auto& st = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+    const std::string prefix = fmt::format("p{}.", i);
+    file.metadata[prefix + "step"] = std::to_string(st.step());
+    file.tensors[prefix + "exp_avg"] = exact_data(st.exp_avg());
+    file.tensors[prefix + "exp_avg_sq"] = exact_data(st.exp_avg_sq());
+    if (st.max_exp_avg_sq().defined()) file.tensors[prefix + "max_exp_avg_sq"] = exact_data(st.max_exp_avg_sq());
+  }
+  write_safetensors(join_path(dir, "optimizer.safetensors"), file);
 }
 
 void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torch::Device device) {
-  torch::serialize::InputArchive archive;
-  archive.load_from(join_path(dir, "optimizer.pt"), device);
-  optimizer.load(archive);
+  const std::string path = join_path(dir, "optimizer.safetensors");
+  if (!file_exists(path) && file_exists(join_path(dir, "optimizer.pt"))) {  // a checkpoint of an earlier salient
+    torch::serialize::InputArchive archive;
+    archive.load_from(join_path(dir, "optimizer.pt"), device);
+    optimizer.load(archive);
+    return;
+  }
+  const SafetensorsFile file = read_safetensors(path);
+  const std::vector<torch::Tensor> params = optimizer_params(optimizer);
+  auto meta = [&](const std::string& key) -> const std::string& {
+    auto it = file.metadata.find(key);
+    if (it == file.metadata.end()) fail("{}: metadata '{}' missing (not an optimizer state of salient)", path, key);
+    return it->second;
+  };
+  if (meta("format") != "salient-adamw-1") fail("{}: unknown optimizer state format '{}'", path, meta("format"));
+  if (meta("params") != std::to_string(params.size()))
+    fail("{}: optimizer state for {} parameters, the model has {}", path, meta("params"), params.size());
+  optimizer.state().clear();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string prefix = fmt::format("p{}.", i);
+    if (!file.metadata.count(prefix + "step")) continue;
+    auto tensor = [&](const std::string& name) {
+      auto it = file.tensors.find(prefix + name);
+      if (it == file.tensors.end()) fail("{}: tensor '{}' missing", path, prefix + name);
+      torch::Tensor t = exact_tensor(it->second, prefix + name, path);
+      if (t.sizes() != params[i].sizes()) fail("{}: tensor '{}' has another shape than parameter {}", path, prefix + name, i);
+      return t.to(device, params[i].scalar_type());
+    };
+    auto st = std::make_unique<torch::optim::AdamWParamState>();
+    st->step(std::stoll(meta(prefix + "step")));
+    st->exp_avg(tensor("exp_avg"));
+    st->exp_avg_sq(tensor("exp_avg_sq"));
+    if (file.tensors.count(prefix + "max_exp_avg_sq")) st->max_exp_avg_sq(tensor("max_exp_avg_sq"));
+    optimizer.state()[state_key(params[i])] = std::move(st);
+  }
 }
 
 namespace {

@@ -85,7 +85,9 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(const std::vector<std::pair<std:
 // Linear warmup over `warmup` steps to 1, then linear decay to 0 at `total` (HF's schedule).
 double warmup_linear_decay(int64_t step, int64_t total, int64_t warmup);
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr);
-// optimizer.pt in dir, written atomically; read back onto `device` (moments live with the model).
+// optimizer.safetensors in dir (AdamW's step and moments per parameter, by position: byte-stable),
+// written atomically; read back onto `device` (moments live with the model). An optimizer.pt of
+// an earlier salient still loads.
 void save_optimizer(torch::optim::AdamW& optimizer, const std::string& dir);
 void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torch::Device device);
 
