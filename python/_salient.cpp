@@ -8,9 +8,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "eval/benchmark.h"
+#include "eval/plausibility.h"
 #include "salient/salient.h"
 #include "util/not_found.h"
 
@@ -179,6 +182,20 @@ PYBIND11_MODULE(_salient, m) {
           py::arg("texts"), py::arg("method"), py::arg("params") = py::dict(), py::arg("target") = "pred",
           py::arg("output") = "", py::arg("batch_size") = 8, py::arg("seed") = 0)
       .def(
+          "faithfulness",
+          [](const salient::Model& self, const py::handle& text, const std::vector<double>& token_scores, int64_t target,
+             const std::string& output, int64_t k, const std::string& removal) {
+            const salient::TextInput in = to_input(text, 0);
+            json r;
+            {
+              py::gil_scoped_release release;
+              r = self.faithfulness(in, token_scores, target, output, k, removal);
+            }
+            return to_python(r);
+          },
+          py::arg("text"), py::arg("token_scores"), py::arg("target"), py::arg("output") = "prob", py::arg("k") = 0,
+          py::arg("removal") = "mask")
+      .def(
           "attattr",
           [](const salient::Model& self, const py::handle& text, const std::string& target,
              const std::vector<int64_t>& layers, int m, const std::string& rule, double max_batch_mb) {
@@ -245,6 +262,23 @@ PYBIND11_MODULE(_salient, m) {
     }
     return out;
   });
+
+  // Plausibility of scores against a 0/1 rationale of the same length (eval/plausibility.h): AUROC,
+  // AUPRC, and F1 and IoU of the top-|rationale| items.
+  m.def(
+      "plausibility",
+      [](const std::vector<double>& scores, const std::vector<int>& gold) {
+        if (scores.size() != gold.size())
+          throw salient::Error(fmt::format("rationale: {} values for {} scores", gold.size(), scores.size()));
+        const int64_t k = std::count(gold.begin(), gold.end(), 1);
+        py::dict d;
+        d["auroc"] = salient::auroc(scores, gold);
+        d["auprc"] = salient::auprc(scores, gold);
+        d["f1"] = salient::token_prf_top_k(scores, gold, k).f1;
+        d["iou"] = salient::token_iou_top_k(scores, gold, k);
+        return d;
+      },
+      py::arg("scores"), py::arg("rationale"));
 
   m.def("metrics", [] {
     py::list out;

@@ -101,10 +101,11 @@ class Explanation:
     ``delta``), ``truncated``. ``to_dict()`` gives the JSON object ``salient explain`` writes.
     """
 
-    __slots__ = ("_d", "scores", "word_scores")
+    __slots__ = ("_d", "scores", "word_scores", "input")
 
-    def __init__(self, d, as_tensor=False):
+    def __init__(self, d, as_tensor=False, text_input=None):
         self._d = d
+        self.input = text_input  # the text (or (text, pair)) explained, for salient.evaluate
         self.scores = _array(d["token_scores"], as_tensor)
         self.word_scores = _array(d["word_scores"], as_tensor) if "word_scores" in d else None
 
@@ -193,8 +194,9 @@ def explain(model, texts, method="ig", target="pred", output=None, batch_size=8,
     if not isinstance(target, str):
         raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
     core = _core_of(model)
-    result = core.explain(_texts(texts), method, params, target, output or "", batch_size, seed)
-    return [Explanation(d, as_tensor) for d in result]
+    inputs = _texts(texts)
+    result = core.explain(inputs, method, params, target, output or "", batch_size, seed)
+    return [Explanation(d, as_tensor, x) for d, x in zip(result, inputs)]
 
 
 class MethodInfo:
@@ -239,10 +241,38 @@ def metrics():
     return _salient.metrics()
 
 
-def evaluate(model, data, data_dir="", batch_size=64, max_length=0):
-    """Accuracy, macro-F1 and MCC (or Pearson and MSE for a regression model) on a dataset spec
-    such as "sst2:dev" or a CSV/JSONL file; ``data_dir`` empty: the shared data directory."""
-    return _core_of(model).evaluate(data, _os.fspath(data_dir), batch_size, max_length)
+def evaluate(model, data, rationales=None, data_dir="", batch_size=64, max_length=0, output="prob", removal="mask",
+             k=0):
+    """Metrics, of the model or of explanations.
+
+    ``data`` a dataset spec such as "sst2:dev" or a CSV/JSONL file: the model's accuracy, macro-F1
+    and MCC (Pearson and MSE for a regression model); ``data_dir`` empty: the shared data.
+
+    ``data`` a list of :class:`Explanation` (from salient.explain): one dict per explanation with
+    its faithfulness on its own input (ERASER's comprehensiveness and sufficiency of the top k
+    tokens, k 0: 20% of them; their AOPCs; deletion and insertion AUCs; measured on ``output``
+    "prob" or "logit", tokens removed by "mask" or "delete") and, given ``rationales`` (one list
+    of 0/1 per whitespace word per explanation), the plausibility of its word scores: AUROC, AUPRC,
+    and F1 and IoU of the top-|rationale| words — as ``salient benchmark`` computes them.
+    """
+    core = _core_of(model)
+    if isinstance(data, (str, _os.PathLike)):
+        return core.evaluate(_os.fspath(data), _os.fspath(data_dir), batch_size, max_length)
+    explanations = list(data)
+    if rationales is not None and len(rationales) != len(explanations):
+        raise ValueError(f"rationales: {len(rationales)} for {len(explanations)} explanations")
+    out = []
+    for i, e in enumerate(explanations):
+        if not isinstance(e, Explanation) or e.input is None:
+            raise TypeError(f"data[{i}]: expected an Explanation from salient.explain or a dataset spec")
+        row = {"method": e.method, "target": e.target}
+        row.update(core.faithfulness(e.input, [float(x) for x in e.scores], e.target, output, k, removal))
+        if rationales is not None:
+            gold = [1 if float(v) >= 0.5 else 0 for v in rationales[i]]
+            plaus = _salient.plausibility([float(x) for x in e.word_scores], gold)
+            row.update({"word_" + name: v for name, v in plaus.items()})
+        out.append(row)
+    return out
 
 
 def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_size=8, bootstrap=1000, seed=0,

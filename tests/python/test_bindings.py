@@ -205,3 +205,33 @@ def test_attattr_equals_the_cli(model_dir, run_cli, tmp_path):
         salient.attattr.attribute(m, text, rule="simpson")
     with pytest.raises(ValueError, match="layer"):
         salient.attattr.attribute(m, text, layers=[7])
+
+
+def test_evaluate_explanations_equals_the_benchmark_and_hand_values(model_dir, run_cli, tmp_path):
+    m = salient.load(model_dir)
+    texts = ["a charming and moving journey", "dull , flat and far too long"]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "label": i}) + "\n" for i, t in enumerate(texts)))
+    run_cli(["benchmark", "--model", model_dir, "--data", str(data), "--methods", "saliency",
+             "--metrics", "comprehensiveness,sufficiency,aopc_comprehensiveness", "--bootstrap", "10",
+             "--out", str(tmp_path / "bench")])
+    bench = [json.loads(line) for line in (tmp_path / "bench" / "results.jsonl").read_text().splitlines()]
+    bench.sort(key=lambda r: r["index"])
+    rows = salient.evaluate(m, salient.explain(m, texts, method="saliency"))
+    for row, b in zip(rows, bench):
+        for name in ("comprehensiveness", "sufficiency", "aopc_comprehensiveness"):
+            assert row[name] == pytest.approx(b["metrics"][name], abs=1e-12), name
+    # Plausibility of word scores by hand: the two rationale words score highest → AUROC 1, F1 1.
+    ex = salient.explain(m, texts[0], method="saliency")
+    order = np.argsort(-ex[0].word_scores)
+    gold = [0] * len(ex[0].words)
+    for i in order[:2]:
+        gold[i] = 1
+    row = salient.evaluate(m, ex, rationales=[gold])[0]
+    assert row["word_auroc"] == 1.0 and row["word_f1"] == 1.0 and row["word_iou"] == 1.0
+    worst = [1 - g for g in gold]
+    assert salient.evaluate(m, ex, rationales=[worst])[0]["word_auroc"] == 0.0
+    with pytest.raises(ValueError, match="rationale"):
+        salient.evaluate(m, ex, rationales=[[1, 0]])
+    with pytest.raises(TypeError, match="data"):
+        salient.evaluate(m, [{"not": "an explanation"}])
