@@ -16,6 +16,7 @@
 #include "eval/plausibility.h"
 #include "salient/salient.h"
 #include "util/not_found.h"
+#include "util/runtime.h"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -129,6 +130,11 @@ PYBIND11_MODULE(_salient, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+
+  // Intra-op threads, as the CLI's --threads (0: SALIENT_THREADS or every core); the package sets
+  // the default at import so that a call costs what the same call costs in the CLI.
+  m.def("set_threads", [](int n) { return salient::set_threads(n); }, py::arg("n") = 0);
+  m.def("threads", [] { return salient::current_threads(); });
 
   py::class_<salient::Model>(m, "Model")
       .def_static(

@@ -22,7 +22,7 @@ import numpy as _np
 
 from . import _salient
 
-__all__ = ["load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
+__all__ = ["set_threads", "threads", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
            "metrics", "evaluate", "benchmark", "attattr"]
 
 
@@ -59,6 +59,22 @@ def _texts(texts):
         if not isinstance(t, (str, tuple)):
             raise TypeError(f"texts[{i}]: expected a str or a (text, text_pair) tuple, got {type(t).__name__}")
     return out
+
+
+def set_threads(n=0):
+    """Threads of salient's C++ work, as the CLI's --threads (0: $SALIENT_THREADS, else every core,
+    the default set at import). Returns the count in use."""
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"set_threads: expected an integer >= 0, got {n!r}")
+    return _salient.set_threads(n)
+
+
+def threads():
+    """Threads salient's C++ work uses now."""
+    return _salient.threads()
+
+
+set_threads(0)
 
 
 class Prediction:

@@ -235,3 +235,19 @@ def test_evaluate_explanations_equals_the_benchmark_and_hand_values(model_dir, r
         salient.evaluate(m, ex, rationales=[[1, 0]])
     with pytest.raises(TypeError, match="data"):
         salient.evaluate(m, [{"not": "an explanation"}])
+
+
+def test_threads_default_to_the_clis(salient_bin):
+    import os
+    import subprocess
+    want = int(os.environ.get("SALIENT_THREADS") or os.cpu_count())
+    assert salient.threads() == want  # what `salient --threads` defaults to
+    info = json.loads(subprocess.run([salient_bin, "--quiet", "info", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert salient.threads() == info.get("threads", want)
+    try:
+        assert salient.set_threads(1) == 1 and salient.threads() == 1
+    finally:
+        salient.set_threads(0)
+    with pytest.raises(ValueError):
+        salient.set_threads(-1)
