@@ -102,19 +102,6 @@ py::dict encoding_dict(const salient::Encoding& e) {
   return d;
 }
 
-py::dict param_dict(const salient::ParamSpec& p) {
-  py::dict d;
-  d["name"] = p.name;
-  d["type"] = p.type_name();
-  d["default"] = to_python(p.default_value);
-  d["min"] = p.min;
-  d["max"] = p.max;
-  d["choices"] = p.choices;
-  d["doc"] = p.doc;
-  d["describe"] = p.describe();
-  return d;
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_salient, m) {
@@ -256,16 +243,7 @@ PYBIND11_MODULE(_salient, m) {
 
   m.def("methods", [] {
     py::list out;
-    for (const auto& info : salient::methods()) {
-      py::dict d;
-      d["name"] = info.name;
-      d["family"] = info.family;
-      d["summary"] = info.summary;
-      py::list params;
-      for (const auto& p : info.params) params.append(param_dict(p));
-      d["params"] = params;
-      out.append(d);
-    }
+    for (const auto& info : salient::methods()) out.append(to_python(salient::method_json(info)));
     return out;
   });
 

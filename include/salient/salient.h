@@ -79,7 +79,10 @@ class Model {
   // Self-Attention Attribution of one input for `target` ("pred", a class index or a label name):
   // `salient attattr attribute`'s JSON (per layer [heads][L][L], completeness, head importance,
   // token and word flows).
-  nlohmann::json attattr(const TextInput& input, const std::string& target = "pred", const AttAttrOptions& options = {}) const;
+  // `tree` (optional): also the attribution tree at `tau`, from the same attribution (the options
+  // must then cover every layer).
+  nlohmann::json attattr(const TextInput& input, const std::string& target = "pred", const AttAttrOptions& options = {},
+                         nlohmann::json* tree = nullptr, double tau = 0.4) const;
   // Its attribution tree (`salient attattr tree`'s JSON): edges above tau·max per layer.
   nlohmann::json attattr_tree(const TextInput& input, const std::string& target = "pred", double tau = 0.4,
                               const AttAttrOptions& options = {}) const;
@@ -100,5 +103,9 @@ class Model {
 
 // Every registered explainer: name, family, summary and parameters (ParamSpec).
 const std::vector<ExplainerInfo>& methods();
+// One of them as JSON, what GET /api/methods and salient.methods() show: name, family, summary,
+// default_output ("" for methods that read no model output) and params [{name, type, default,
+// min, max (null when unbounded), choices, doc, describe}].
+nlohmann::json method_json(const ExplainerInfo& info);
 
 }  // namespace salient

@@ -50,6 +50,15 @@ def _check_return_tensors(value):
     return value == "pt"
 
 
+def _target_arg(target):
+    """"pred", a class index or a label name, as the C++ side takes it (a string)."""
+    if isinstance(target, (int, _np.integer)) and not isinstance(target, bool):
+        return str(int(target))
+    if not isinstance(target, str):
+        raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
+    return target
+
+
 def _texts(texts):
     """A str, a (text, pair) tuple, or a sequence of them (NumPy string arrays too)."""
     if isinstance(texts, (str, tuple)):
@@ -205,13 +214,9 @@ def explain(model, texts, method="ig", target="pred", output=None, batch_size=8,
     Returns a list of :class:`Explanation`.
     """
     as_tensor = _check_return_tensors(return_tensors)
-    if isinstance(target, (int, _np.integer)) and not isinstance(target, bool):
-        target = str(int(target))
-    if not isinstance(target, str):
-        raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
     core = _core_of(model)
     inputs = _texts(texts)
-    result = core.explain(inputs, method, params, target, output or "", batch_size, seed)
+    result = core.explain(inputs, method, params, _target_arg(target), output or "", batch_size, seed)
     return [Explanation(d, as_tensor, x) for d, x in zip(result, inputs)]
 
 

@@ -8,19 +8,11 @@
     salient.attattr.tree(m, "a charming and moving journey")["edges"]
     salient.attattr.heads(m, "sst2:dev", limit=100)["attattr"]   # (layers, heads) importance
 """
-import numpy as _np
-
-from . import _core_of, _check_return_tensors, _array
+from . import _core_of, _check_return_tensors, _array, _target_arg
 
 __all__ = ["attribute", "tree", "heads"]
 
 _MATRICES = ("layers", "head_importance", "token_out", "token_in", "word_out", "word_in", "probs")
-
-
-def _target(target):
-    if isinstance(target, (int, _np.integer)) and not isinstance(target, bool):
-        return str(int(target))
-    return target
 
 
 def attribute(model, text, target="pred", layers=None, m=20, rule="left", max_batch_mb=2048, return_tensors="np"):
@@ -33,7 +25,7 @@ def attribute(model, text, target="pred", layers=None, m=20, rule="left", max_ba
     ``completeness`` gives per layer the sum, F(full) − F(zero) and their gap.
     """
     as_tensor = _check_return_tensors(return_tensors)
-    d = _core_of(model).attattr(text, _target(target), list(layers or []), m, rule, float(max_batch_mb))
+    d = _core_of(model).attattr(text, _target_arg(target), list(layers or []), m, rule, float(max_batch_mb))
     for key in _MATRICES:
         if key in d:
             d[key] = _array(d[key], as_tensor)
@@ -43,7 +35,7 @@ def attribute(model, text, target="pred", layers=None, m=20, rule="left", max_ba
 def tree(model, text, target="pred", tau=0.4, m=20, rule="left"):
     """The attribution tree of one text (``salient attattr tree``): nodes, edges with their layer and
     weight, the top layer."""
-    return _core_of(model).attattr_tree(text, _target(target), float(tau), m, rule)
+    return _core_of(model).attattr_tree(text, _target_arg(target), float(tau), m, rule)
 
 
 def heads(model, data, limit=200, target="gold", m=20, rule="left", data_dir="", seed=0, return_tensors="np"):

@@ -1,6 +1,7 @@
 #include "salient/salient.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "attattr/report.h"
 #include "data/dataset.h"
@@ -167,11 +168,15 @@ torch::Tensor ids_row(const std::vector<int64_t>& v) { return torch::tensor(v, t
 
 }  // namespace
 
-nlohmann::json Model::attattr(const TextInput& input, const std::string& target, const AttAttrOptions& options) const {
+nlohmann::json Model::attattr(const TextInput& input, const std::string& target, const AttAttrOptions& options,
+                              nlohmann::json* tree, double tau) const {
   const attattr::AttributionOptions o = attribution_options(clf_.model, options);
+  if (tree && !options.layers.empty()) fail("layers: the attribution tree needs every layer");
+  if (tree && !(tau > 0)) fail("tau: must be positive (got {})", tau);
   const int64_t t = target == "pred" ? -1 : config().label_id(target);
   const Encoding e = tokenize(input);
   const attattr::AttributionResult r = attattr::attribute(clf_.model, ids_row(e.ids), ids_row(e.type_ids), t, o);
+  if (tree) *tree = attattr::tree_json(clf_, e, r, o, tau, tau, -1);
   return attattr::attribution_json(clf_, e, r, o, attattr::checked_layers(clf_.model, o));
 }
 
@@ -179,12 +184,9 @@ nlohmann::json Model::attattr_tree(const TextInput& input, const std::string& ta
                                    const AttAttrOptions& options) const {
   AttAttrOptions all = options;
   all.layers.clear();  // the tree spans every layer
-  const attattr::AttributionOptions o = attribution_options(clf_.model, all);
-  if (!(tau > 0)) fail("tau: must be positive (got {})", tau);
-  const int64_t t = target == "pred" ? -1 : config().label_id(target);
-  const Encoding e = tokenize(input);
-  const attattr::AttributionResult r = attattr::attribute(clf_.model, ids_row(e.ids), ids_row(e.type_ids), t, o);
-  return attattr::tree_json(clf_, e, r, o, tau, tau, -1);
+  nlohmann::json tree;
+  attattr(input, target, all, &tree, tau);
+  return tree;
 }
 
 nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, const std::string& target,
@@ -220,5 +222,22 @@ nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t 
 }
 
 const std::vector<ExplainerInfo>& methods() { return explainer_registry(); }
+
+nlohmann::json method_json(const ExplainerInfo& info) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const ParamSpec& p : info.params) {
+    nlohmann::json j = {{"name", p.name}, {"type", p.type_name()}, {"default", p.default_value},
+                        {"choices", p.choices}, {"doc", p.doc}, {"describe", p.describe()}};
+    j["min"] = std::isfinite(p.min) ? nlohmann::json(p.min) : nlohmann::json(nullptr);
+    j["max"] = std::isfinite(p.max) ? nlohmann::json(p.max) : nlohmann::json(nullptr);
+    params.push_back(j);
+  }
+  const auto explainer = info.make();
+  return {{"name", info.name},
+          {"family", info.family},
+          {"summary", info.summary},
+          {"default_output", explainer->uses_model_output() ? model_output_name(explainer->default_output()) : ""},
+          {"params", params}};
+}
 
 }  // namespace salient

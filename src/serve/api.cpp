@@ -112,22 +112,7 @@ nlohmann::json Api::models() const {
 
 nlohmann::json Api::methods() const {
   nlohmann::json list = nlohmann::json::array();
-  for (const ExplainerInfo& info : salient::methods()) {
-    nlohmann::json params = nlohmann::json::array();
-    for (const ParamSpec& p : info.params) {
-      nlohmann::json j = {{"name", p.name}, {"type", p.type_name()}, {"default", p.default_value},
-                          {"choices", p.choices}, {"doc", p.doc}, {"describe", p.describe()}};
-      j["min"] = std::isfinite(p.min) ? nlohmann::json(p.min) : nlohmann::json(nullptr);
-      j["max"] = std::isfinite(p.max) ? nlohmann::json(p.max) : nlohmann::json(nullptr);
-      params.push_back(j);
-    }
-    const auto explainer = info.make();
-    list.push_back({{"name", info.name},
-                    {"family", info.family},
-                    {"summary", info.summary},
-                    {"default_output", explainer->uses_model_output() ? model_output_name(explainer->default_output()) : ""},
-                    {"params", params}});
-  }
+  for (const ExplainerInfo& info : salient::methods()) list.push_back(method_json(info));
   return {{"methods", list}};
 }
 
@@ -224,6 +209,8 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
   const Encoding enc = sm.model->tokenize(in);
   const Prediction pred = sm.model->predict(std::vector<Encoding>{enc})[0];
   nlohmann::json out = {{"model", sm.name}, {"prediction", prediction_json(*sm.model, pred, enc)}};
+  // The predicted class is known: naming it spares every method a forward pass to find it again.
+  const std::string explained = target == "pred" && !pred.value ? std::to_string(pred.label_id) : target;
   nlohmann::json explanations = nlohmann::json::array();
   for (const Asked& a : asked) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -234,7 +221,7 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    nlohmann::json e = sm.model->explain({in}, a.name, a.params, target, a.output)[0];
+    nlohmann::json e = sm.model->explain({in}, a.name, a.params, explained, a.output)[0];
     e["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (with_faithfulness && !pred.value)
       e["faithfulness"] = sm.model->faithfulness(in, e["token_scores"].get<std::vector<double>>(), e["target"].get<int64_t>());
@@ -257,8 +244,8 @@ nlohmann::json Api::attattr(const nlohmann::json& body) const {
     bad_request(fmt::format("m: must be in 1..{} (--max-attattr-steps), got {}", limits_.max_attattr_steps, m));
   AttAttrOptions o;
   o.m = static_cast<int>(m);
-  const nlohmann::json all = sm.model->attattr(in, target, o);
-  nlohmann::json tree = sm.model->attattr_tree(in, target, 0.4, o);
+  nlohmann::json tree;
+  const nlohmann::json all = sm.model->attattr(in, target, o, &tree);  // one attribution for both
   tree["svg"] = attattr::tree_svg(tree);
   return {{"model", sm.name},
           {"tokens", all["tokens"]},

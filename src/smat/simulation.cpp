@@ -56,6 +56,20 @@ std::vector<Explanation> explain_teacher_labels(const Classifier& teacher, const
   return make_explainer(method)->explain(teacher, inputs, targets, options);
 }
 
+bool is_gradient_explainer(TeacherExplainer e) {
+  return e == TeacherExplainer::Saliency || e == TeacherExplainer::GradXInput || e == TeacherExplainer::IntegratedGradients;
+}
+
+// A gradient teacher explainer's registry method and softmax temperature (checked > 0).
+std::pair<std::string, double> gradient_method(TeacherExplainer e, const StaticExplainerOptions& o) {
+  const std::string method = e == TeacherExplainer::Saliency ? "saliency" : e == TeacherExplainer::GradXInput ? "grad_x_input" : "ig";
+  const double temperature = e == TeacherExplainer::Saliency     ? o.saliency_temperature
+                             : e == TeacherExplainer::GradXInput ? o.grad_x_input_temperature
+                                                                 : o.ig_temperature;
+  if (!(temperature > 0)) fail("smat: the {} temperature must be > 0, got {}", method, temperature);
+  return {method, temperature};
+}
+
 std::vector<int64_t> student_layers(const Transformer& student, TeacherExplainer e) {
   if (e == TeacherExplainer::AttentionLast) return {student.num_layers() - 1};
   return {};
@@ -174,16 +188,8 @@ std::vector<SimulationExample> with_image_explanations(const Transformer& teache
       ex.explanation = uniform_mix(ex.head_scores, teacher.num_heads(), explainer == TeacherExplainer::AttentionLast);
     return out;
   }
-  if (explainer != TeacherExplainer::Saliency && explainer != TeacherExplainer::GradXInput &&
-      explainer != TeacherExplainer::IntegratedGradients)
-    return out;  // none, smat: no static explanation
-  const std::string method = explainer == TeacherExplainer::Saliency     ? "saliency"
-                             : explainer == TeacherExplainer::GradXInput ? "grad_x_input"
-                                                                         : "ig";
-  const double temperature = explainer == TeacherExplainer::Saliency     ? o.saliency_temperature
-                             : explainer == TeacherExplainer::GradXInput ? o.grad_x_input_temperature
-                                                                         : o.ig_temperature;
-  if (!(temperature > 0)) fail("smat: the {} temperature must be > 0, got {}", method, temperature);
+  if (!is_gradient_explainer(explainer)) return out;  // none, smat: no static explanation
+  const auto [method, temperature] = gradient_method(explainer, o);
   if (o.internal_batch < 1) fail("smat: internal batch must be ≥ 1, got {}", o.internal_batch);
   for (size_t b = 0; b < out.size(); b += static_cast<size_t>(o.internal_batch)) {
     const size_t e = std::min(out.size(), b + static_cast<size_t>(o.internal_batch));
@@ -214,15 +220,8 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
   if (explainer == TeacherExplainer::AttentionAll || explainer == TeacherExplainer::AttentionLast) {
     for (auto& ex : out)
       ex.explanation = uniform_mix(ex.head_scores, teacher.model.num_heads(), explainer == TeacherExplainer::AttentionLast);
-  } else if (explainer == TeacherExplainer::Saliency || explainer == TeacherExplainer::GradXInput ||
-             explainer == TeacherExplainer::IntegratedGradients) {
-    const std::string method = explainer == TeacherExplainer::Saliency     ? "saliency"
-                               : explainer == TeacherExplainer::GradXInput ? "grad_x_input"
-                                                                           : "ig";
-    const double temperature = explainer == TeacherExplainer::Saliency     ? o.saliency_temperature
-                               : explainer == TeacherExplainer::GradXInput ? o.grad_x_input_temperature
-                                                                           : o.ig_temperature;
-    if (!(temperature > 0)) fail("smat: the {} temperature must be > 0, got {}", method, temperature);
+  } else if (is_gradient_explainer(explainer)) {
+    const auto [method, temperature] = gradient_method(explainer, o);
     ExplainOptions eo;
     eo.output = ModelOutput::Logit;  // the authors' gradient explainers differentiate the logit
     eo.internal_batch = o.internal_batch;
