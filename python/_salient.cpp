@@ -9,12 +9,19 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "eval/benchmark.h"
 #include "eval/plausibility.h"
+#include "expnet/expnet.h"
 #include "salient/salient.h"
+#include "smat/study.h"
+#include "sst/evaluate.h"
+#include "sst/train.h"
+#include "util/io.h"
 #include "util/not_found.h"
 #include "util/runtime.h"
 
@@ -100,6 +107,165 @@ py::dict encoding_dict(const salient::Encoding& e) {
   d["word_ids"] = e.word_ids;
   d["truncated"] = e.truncated;
   return d;
+}
+
+// Keyword options onto a C++ options struct, one setter per name (the CLI flag's name with
+// underscores). An unknown name is a TypeError listing the valid ones; a value of the wrong type a
+// TypeError naming the option; a value out of range the library's ValueError.
+template <class T>
+using Setters = std::map<std::string, std::function<void(T&, const py::handle&)>>;
+
+template <class T, class V>
+std::function<void(T&, const py::handle&)> field(V T::*member) {
+  return [member](T& o, const py::handle& v) { o.*member = v.cast<V>(); };
+}
+
+template <class T>
+void apply_options(T& target, const Setters<T>& setters, const py::dict& options, const std::string& where) {
+  for (const auto& kv : options) {
+    const std::string name = py::str(kv.first);
+    const auto it = setters.find(name);
+    if (it == setters.end()) {
+      std::string valid;
+      for (const auto& s : setters) valid += (valid.empty() ? "" : ", ") + s.first;
+      throw py::type_error(where + ": unknown option '" + name + "' (valid: " + valid + ")");
+    }
+    try {
+      it->second(target, kv.second);
+    } catch (const py::cast_error&) {
+      throw py::type_error(where + ": option '" + name + "' has the wrong type (" +
+                           std::string(py::str(kv.second.get_type().attr("__name__"))) + ")");
+    }
+  }
+}
+
+// `salient smat train | evaluate`'s options: the simulation setup, the student, the static
+// explainers' settings.
+struct SmatOptions {
+  salient::smat::SimulationSetup setup;
+  salient::smat::StudentOptions student;
+  salient::smat::StaticExplainerOptions statics;
+};
+
+const Setters<SmatOptions>& smat_setters() {
+  using O = SmatOptions;
+  static const Setters<O> s = {
+      {"teacher", [](O& o, const py::handle& v) { o.setup.teacher = v.cast<std::string>(); }},
+      {"student_init", [](O& o, const py::handle& v) { o.setup.student_init = v.cast<std::string>(); }},
+      {"pool", [](O& o, const py::handle& v) { o.setup.pool = v.cast<std::string>(); }},
+      {"test_pool", [](O& o, const py::handle& v) { o.setup.test_pool = v.cast<std::string>(); }},
+      {"valid_pool", [](O& o, const py::handle& v) { o.setup.valid_pool = v.cast<std::string>(); }},
+      {"data_dir", [](O& o, const py::handle& v) { o.setup.data_dir = v.cast<std::string>(); }},
+      {"test_size", [](O& o, const py::handle& v) { o.setup.test_size = v.cast<int64_t>(); }},
+      {"valid_size", [](O& o, const py::handle& v) { o.setup.valid_size = v.cast<int64_t>(); }},
+      {"max_length", [](O& o, const py::handle& v) { o.setup.max_length = v.cast<int64_t>(); }},
+      {"split_seed", [](O& o, const py::handle& v) { o.setup.split_seed = v.cast<uint64_t>(); }},
+      {"normalizer",
+       [](O& o, const py::handle& v) { o.student.normalizer = salient::smat::parse_normalizer(v.cast<std::string>(), "normalizer"); }},
+      {"optimizer",
+       [](O& o, const py::handle& v) { o.student.optimizer = salient::smat::parse_optimizer(v.cast<std::string>(), "optimizer"); }},
+      {"early_stopping",
+       [](O& o, const py::handle& v) {
+         const std::string e = v.cast<std::string>();
+         if (e != "loss" && e != "accuracy") throw salient::Error("early_stopping: must be loss or accuracy, got '" + e + "'");
+         o.student.select_by_accuracy = e == "accuracy";
+       }},
+      {"beta", [](O& o, const py::handle& v) { o.student.beta = v.cast<double>(); }},
+      {"lr", [](O& o, const py::handle& v) { o.student.lr = v.cast<double>(); }},
+      {"clip", [](O& o, const py::handle& v) { o.student.clip_norm = v.cast<double>(); }},
+      {"weight_decay", [](O& o, const py::handle& v) { o.student.weight_decay = v.cast<double>(); }},
+      {"batch_size", [](O& o, const py::handle& v) { o.student.batch_size = v.cast<int64_t>(); }},
+      {"patience", [](O& o, const py::handle& v) { o.student.patience = v.cast<int>(); }},
+      {"max_epochs", [](O& o, const py::handle& v) { o.student.max_epochs = v.cast<int>(); }},
+      {"meta_lr", [](O& o, const py::handle& v) { o.student.meta_lr = v.cast<double>(); }},
+      {"ig_steps", [](O& o, const py::handle& v) { o.statics.ig_steps = v.cast<int64_t>(); }},
+      {"saliency_temperature", [](O& o, const py::handle& v) { o.statics.saliency_temperature = v.cast<double>(); }},
+      {"grad_x_input_temperature", [](O& o, const py::handle& v) { o.statics.grad_x_input_temperature = v.cast<double>(); }},
+      {"ig_temperature", [](O& o, const py::handle& v) { o.statics.ig_temperature = v.cast<double>(); }},
+      {"registered_temperature", [](O& o, const py::handle& v) { o.statics.registered_temperature = v.cast<double>(); }},
+  };
+  return s;
+}
+
+SmatOptions smat_options(const py::dict& options) {
+  SmatOptions o;
+  apply_options(o, smat_setters(), options, "smat");
+  if (o.setup.data_dir.empty()) o.setup.data_dir = salient::shared_data_dir();
+  return o;
+}
+
+const Setters<salient::sst::SstTrainOptions>& sst_train_setters() {
+  using O = salient::sst::SstTrainOptions;
+  static const Setters<O> s = {
+      {"data_dir", field(&O::data_dir)},
+      {"arch", field(&O::arch)},
+      {"hidden", field(&O::hidden)},
+      {"init", field(&O::init_model)},
+      {"vocab", field(&O::vocab)},
+      {"hidden_size", field(&O::hidden_size)},
+      {"layers", field(&O::num_layers)},
+      {"heads", field(&O::num_heads)},
+      {"intermediate_size", field(&O::intermediate_size)},
+      {"max_length", field(&O::max_length)},
+      {"dropout", field(&O::dropout)},
+      {"masking",
+       [](O& o, const py::handle& v) { o.objective.kind = salient::sst::parse_mask_kind(v.cast<std::string>(), "masking"); }},
+      {"lambda_", [](O& o, const py::handle& v) { o.objective.lambda = v.cast<double>(); }},
+      {"xi", [](O& o, const py::handle& v) { o.objective.xi = v.cast<double>(); }},
+      {"tau", [](O& o, const py::handle& v) { o.objective.tau = v.cast<double>(); }},
+      {"straight_through", [](O& o, const py::handle& v) { o.objective.straight_through = v.cast<bool>(); }},
+      {"epsilon", [](O& o, const py::handle& v) { o.objective.attack.epsilon = v.cast<double>(); }},
+      {"pgd_step", [](O& o, const py::handle& v) { o.objective.attack.step = v.cast<double>(); }},
+      {"pgd_steps", [](O& o, const py::handle& v) { o.objective.attack.steps = v.cast<int>(); }},
+      {"epochs", field(&O::epochs)},
+      {"patience", field(&O::patience)},
+      {"batch_size", field(&O::batch_size)},
+      {"lr", field(&O::lr)},
+      {"weight_decay", field(&O::weight_decay)},
+      {"limit", field(&O::limit)},
+      {"seed", field(&O::seed)},
+      {"max_minutes", field(&O::max_minutes)},
+      {"resume", field(&O::resume)},
+  };
+  return s;
+}
+
+const Setters<salient::sst::SstEvalOptions>& sst_eval_setters() {
+  using O = salient::sst::SstEvalOptions;
+  static const Setters<O> s = {
+      {"model", field(&O::sst_model)},
+      {"standard", field(&O::standard_model)},
+      {"data_dir", field(&O::data_dir)},
+      {"methods", field(&O::methods)},
+      {"limit", field(&O::limit)},
+      {"accuracy_limit", field(&O::accuracy_limit)},
+      {"time_limit", [](O& o, const py::handle& v) { o.search.time_limit = v.cast<double>(); }},
+      {"samples", field(&O::samples)},
+      {"ranking", [](O& o, const py::handle& v) { o.search.ranking = v.cast<std::string>(); }},
+      {"ig_steps", [](O& o, const py::handle& v) { o.search.ig_steps = v.cast<int64_t>(); }},
+      {"precision", [](O& o, const py::handle& v) { o.search.precision = v.cast<double>(); }},
+      {"beam", [](O& o, const py::handle& v) { o.search.beam = v.cast<int>(); }},
+      {"max_length", field(&O::max_length)},
+      {"views", field(&O::views)},
+      {"seed", field(&O::seed)},
+      {"epsilon", [](O& o, const py::handle& v) { o.attack.epsilon = v.cast<double>(); }},
+      {"pgd_step", [](O& o, const py::handle& v) { o.attack.step = v.cast<double>(); }},
+      {"pgd_steps", [](O& o, const py::handle& v) { o.attack.steps = v.cast<int>(); }},
+  };
+  return s;
+}
+
+py::list option_names(const std::vector<std::string>& names) {
+  py::list out;
+  for (const auto& n : names) out.append(n);
+  return out;
+}
+
+template <class T>
+std::vector<std::string> names_of(const Setters<T>& setters) {
+  std::vector<std::string> out;
+  for (const auto& s : setters) out.push_back(s.first);
+  return out;
 }
 
 }  // namespace
@@ -229,6 +395,23 @@ PYBIND11_MODULE(_salient, m) {
           py::arg("data"), py::arg("limit") = 200, py::arg("target") = "gold", py::arg("m") = 20, py::arg("rule") = "left",
           py::arg("data_dir") = "", py::arg("seed") = 0)
       .def(
+          "attattr_prune",
+          [](const salient::Model& self, const std::string& eval_data, const py::handle& head_scores, int steps,
+             int64_t layer, const std::string& data, int64_t limit, const std::string& target, int m,
+             const std::string& rule, const std::string& data_dir, uint64_t seed) {
+            const json scores = to_json(head_scores, "heads");
+            json r;
+            {
+              py::gil_scoped_release release;
+              r = self.attattr_prune(eval_data, scores, steps, layer, data, limit, target, {{}, m, rule, 2048.0}, data_dir,
+                                     seed);
+            }
+            return to_python(r);
+          },
+          py::arg("eval_data"), py::arg("heads"), py::arg("steps") = 10, py::arg("layer") = -1, py::arg("data") = "sst2:dev",
+          py::arg("limit") = 200, py::arg("target") = "gold", py::arg("m") = 20, py::arg("rule") = "left",
+          py::arg("data_dir") = "", py::arg("seed") = 0)
+      .def(
           "evaluate",
           [](const salient::Model& self, const std::string& data, const std::string& data_dir, int64_t batch_size,
              int64_t max_length) {
@@ -240,6 +423,130 @@ PYBIND11_MODULE(_salient, m) {
             return to_python(r);
           },
           py::arg("data"), py::arg("data_dir") = "", py::arg("batch_size") = 64, py::arg("max_length") = 0);
+
+  // ExpNet (docs/expnet.md): `salient expnet train` and `expnet evaluate --expnet`.
+  m.def(
+      "expnet_train",
+      [](const std::vector<std::string>& tasks, const std::string& out, const std::string& data_dir, int64_t max_train,
+         uint64_t seed, const std::string& features, const std::string& layers, const std::string& scale,
+         const std::string& head_pool, const std::vector<int64_t>& hidden, const std::string& activation, double dropout,
+         const std::string& loss, double alpha, double gamma, bool filter_correct, double lr, int64_t batch_size,
+         int epochs, int patience) {
+        salient::ExpNetTrainOptions o;
+        salient::FeatureOptions& f = o.model.features;
+        f.layers = layers;
+        f.scale = scale;
+        f.head_pool = head_pool;
+        salient::set_feature_list(f, features, "features");
+        o.model.hidden = hidden;
+        o.model.activation = activation;
+        o.model.dropout = dropout;
+        o.loss = loss;
+        o.alpha = alpha;
+        o.gamma = gamma;
+        o.filter_correct = filter_correct;
+        o.lr = lr;
+        o.batch_size = batch_size;
+        o.max_epochs = epochs;
+        o.patience = patience;
+        o.seed = seed;
+        json r;
+        {
+          py::gil_scoped_release release;
+          salient::ExpNetTrainResult result =
+              salient::train_expnet_on_tasks(tasks, data_dir.empty() ? salient::shared_data_dir() : data_dir, max_train, o);
+          result.model.save(out);
+          r = salient::train_result_json(result, out);
+        }
+        return to_python(r);
+      },
+      py::arg("tasks"), py::arg("out"), py::arg("data_dir"), py::arg("max_train"), py::arg("seed"), py::arg("features"),
+      py::arg("layers"), py::arg("scale"), py::arg("head_pool"), py::arg("hidden"), py::arg("activation"),
+      py::arg("dropout"), py::arg("loss"), py::arg("alpha"), py::arg("gamma"), py::arg("filter_correct"), py::arg("lr"),
+      py::arg("batch_size"), py::arg("epochs"), py::arg("patience"));
+  m.def(
+      "expnet_evaluate",
+      [](const std::string& expnet, const std::string& model, const std::string& data, const std::string& data_dir,
+         int64_t max_test, double threshold) {
+        json r;
+        {
+          py::gil_scoped_release release;
+          r = salient::evaluate_expnet(expnet, model, data, data_dir.empty() ? salient::shared_data_dir() : data_dir,
+                                       max_test, threshold);
+        }
+        return to_python(r);
+      },
+      py::arg("expnet"), py::arg("model"), py::arg("data"), py::arg("data_dir"), py::arg("max_test"), py::arg("threshold"));
+
+  // Learning to Scaffold (docs/smat.md): `salient smat train` and `smat evaluate`.
+  m.def(
+      "smat_train",
+      [](const py::dict& options, int64_t size, uint64_t seed, const std::string& out) {
+        const SmatOptions o = smat_options(options);
+        json r;
+        {
+          py::gil_scoped_release release;
+          r = salient::smat::train_smat_explainer(o.setup, o.student, size, seed, out);
+        }
+        return to_python(r);
+      },
+      py::arg("options"), py::arg("size"), py::arg("seed"), py::arg("out"));
+  m.def(
+      "smat_evaluate",
+      [](const py::dict& options, const std::string& explainer, const std::string& smat_file, int64_t size, uint64_t seed) {
+        const SmatOptions o = smat_options(options);
+        json r;
+        {
+          py::gil_scoped_release release;
+          r = salient::smat::evaluate_simulability(o.setup, o.student, o.statics, explainer, smat_file, size, seed);
+        }
+        return to_python(r);
+      },
+      py::arg("options"), py::arg("explainer"), py::arg("smat"), py::arg("size"), py::arg("seed"));
+
+  // Sufficient Subset Training (docs/sst.md): `salient sst train` and `sst evaluate` (CPU).
+  m.def(
+      "sst_train",
+      [](const std::string& train, const std::string& dev, const std::string& out, const py::dict& options) {
+        salient::sst::SstTrainOptions o;
+        o.train_data = train;
+        o.dev_data = dev;
+        o.output_dir = out;
+        apply_options(o, sst_train_setters(), options, "sst.train");
+        if (o.data_dir.empty()) o.data_dir = salient::shared_data_dir();
+        json r;
+        {
+          py::gil_scoped_release release;
+          const salient::sst::SstTrainResult result = salient::sst::train_sst(o);
+          json history = json::array();
+          for (const auto& e : result.history) history.push_back(e.to_json());
+          r = {{"out", out}, {"best_epoch", result.best_epoch}, {"train_seconds", result.train_seconds}, {"history", history}};
+        }
+        return to_python(r);
+      },
+      py::arg("train"), py::arg("dev"), py::arg("out"), py::arg("options"));
+  m.def(
+      "sst_evaluate",
+      [](const std::string& data, const std::string& out, const py::dict& options) {
+        salient::sst::SstEvalOptions o;
+        o.data = data;
+        o.out_dir = out;
+        apply_options(o, sst_eval_setters(), options, "sst.evaluate");
+        if (o.data_dir.empty()) o.data_dir = salient::shared_data_dir();
+        json rows = json::array();
+        {
+          py::gil_scoped_release release;
+          for (const auto& row : salient::sst::evaluate_sst(o)) rows.push_back(row.to_json());
+        }
+        return to_python(rows);
+      },
+      py::arg("data"), py::arg("out"), py::arg("options"));
+  m.def("option_names", [](const std::string& command) {
+    if (command == "smat") return option_names(names_of(smat_setters()));
+    if (command == "sst.train") return option_names(names_of(sst_train_setters()));
+    if (command == "sst.evaluate") return option_names(names_of(sst_eval_setters()));
+    throw salient::Error("option_names: unknown command '" + command + "'");
+  });
 
   m.def("methods", [] {
     py::list out;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "salient/salient.h"
+#include "util/runtime.h"
 #include "test_util.h"
 
 using namespace salient;
@@ -52,6 +53,9 @@ TEST(Api, PredictEqualsTheCli) {
 
 TEST(Api, ExplainEqualsTheCliAndChecksItsArguments) {
   SALIENT_REQUIRE_SHARED(model_dir());
+  // The CLI's thread count (every core): another count changes OpenBLAS's float32 blocking, and
+  // LibTorch's own default (physical cores) differs from it on some machines.
+  set_threads(0);
   const Model m = Model::load(model_dir());
   const auto got = m.explain(kInputs, "ig", {{"steps", 16}});
   auto r = run_salient("--quiet explain --model " + model_dir() + " --method ig --steps 16 --format json", kInputLines);

@@ -180,12 +180,6 @@ json heads_json(const Classifier& clf, const HeadsArgs& a) {
   return j;
 }
 
-torch::Tensor json_matrix(const json& j) {
-  std::vector<torch::Tensor> rows;
-  for (const auto& r : j) rows.push_back(torch::tensor(r.get<std::vector<double>>(), torch::kFloat64));
-  return torch::stack(rows);
-}
-
 // ---- prune ----
 struct PruneArgs {
   HeadsArgs h;
@@ -198,58 +192,19 @@ void run_prune(const PruneArgs& a) {
   Classifier clf = load(a.h.c);
   if (a.steps <= 0) fail("--prune-steps: must be positive (got {})", a.steps);
   json scores = a.heads_file.empty() ? heads_json(clf, a.h) : parse_json_file(a.heads_file);
-  if (!scores.contains("scores")) fail("--heads: '{}' has no 'scores' (write it with salient attattr heads)", a.heads_file);
   LabelledSet eval = load_labelled_set(clf, a.eval_data, a.h.c.data_dir, 0, "--eval-data");
-  json result = {{"model", clf.dir}, {"eval_data", a.eval_data}, {"eval_examples", eval.encodings.size()},
-                 {"heads", scores}};
-  std::vector<Curve> curves;
-  std::string md = fmt::format("Pruning heads of {} (lowest score first), accuracy on {} ({} examples)\n\n| removed |",
-                               clf.dir, a.eval_data, eval.encodings.size());
-  std::vector<std::string> names;
-  std::vector<std::vector<PruneStep>> all;
-  for (const auto& [name, s] : scores["scores"].items()) {
-    torch::Tensor t = json_matrix(s);
-    Progress progress("prune " + name, 1, "curve");
-    std::vector<PruneStep> curve = pruning_curve(clf.model, eval, t, a.steps);
-    progress.finish();
-    json jc = json::array();
-    Curve c{name, {}};
-    for (const auto& st : curve) {
-      jc.push_back({{"fraction", st.fraction}, {"removed", st.removed}, {"accuracy", st.accuracy}});
-      c.points.emplace_back(st.fraction, st.accuracy);
+  json result = pruning_json(clf, scores, a.heads_file.empty() ? "--heads" : "--heads: '" + a.heads_file + "'", eval,
+                             a.eval_data, a.steps, a.layer);
+  if (!a.svg.empty()) {
+    std::vector<Curve> curves;
+    for (const auto& [name, points] : result["curves"].items()) {
+      Curve c{name, {}};
+      for (const auto& p : points) c.points.emplace_back(p["fraction"].get<double>(), p["accuracy"].get<double>());
+      curves.push_back(std::move(c));
     }
-    result["curves"][name] = jc;
-    if (a.layer >= 0) result["layer_top_k"][name] = prune_layer_top_k(clf.model, eval, t, a.layer);
-    curves.push_back(c);
-    names.push_back(name);
-    all.push_back(curve);
-    md += " " + name + " |";
-  }
-  md += "\n|---|";
-  for (size_t i = 0; i < names.size(); ++i) md += "---|";
-  md += "\n";
-  for (int s = 0; s <= a.steps; ++s) {
-    md += fmt::format("| {:.0f}% ({}) |", 100.0 * all[0][s].fraction, all[0][s].removed);
-    for (const auto& c : all) md += fmt::format(" {:.2f} |", 100 * c[s].accuracy);
-    md += "\n";
-  }
-  if (a.layer >= 0) {
-    result["layer"] = a.layer;
-    md += fmt::format("\nTop-k heads of layer {} removed:\n\n| k |", a.layer);
-    for (const auto& n : names) md += " " + n + " |";
-    md += "\n|---|";
-    for (size_t i = 0; i < names.size(); ++i) md += "---|";
-    md += "\n";
-    for (int64_t k = 0; k <= clf.model.num_heads(); ++k) {
-      md += fmt::format("| {} |", k);
-      for (const auto& n : names) md += fmt::format(" {:.2f} |", 100 * result["layer_top_k"][n][k].get<double>());
-      md += "\n";
-    }
-  }
-  result["markdown"] = md;
-  if (!a.svg.empty())
     write_file_atomic(a.svg, curves_svg(curves, "Head pruning: " + clf.dir, "fraction of heads removed", "accuracy"));
-  if (!a.markdown.empty()) write_file_atomic(a.markdown, md);
+  }
+  if (!a.markdown.empty()) write_file_atomic(a.markdown, result["markdown"].get<std::string>());
   Output out(a.h.out);
   out.text(result.dump(2) + "\n");
   out.commit();

@@ -41,21 +41,13 @@ void add_train_options(CLI::App* cmd, TrainArgs& a) {
 ExpNetTrainOptions finish_train_options(TrainArgs& a) {
   ExpNetTrainOptions o = a.o;
   FeatureOptions& f = o.model.features;
-  f.cls_to_token = f.token_to_cls = f.stats = false;
-  std::stringstream ss(a.features);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item == "cls_to_token") f.cls_to_token = true;
-    else if (item == "token_to_cls") f.token_to_cls = true;
-    else if (item == "stats") f.stats = true;
-    else fail("--features: unknown feature '{}' (cls_to_token, token_to_cls, stats)", item);
-  }
   f.layers = a.layers;
   f.scale = a.scale;
   f.head_pool = a.head_pool;
-  f.validate("--features");
+  set_feature_list(f, a.features, "--features");
   o.model.hidden.clear();
   std::stringstream hs(a.hidden);
+  std::string item;
   while (std::getline(hs, item, ',')) {
     try {
       o.model.hidden.push_back(std::stoll(item));
@@ -81,51 +73,9 @@ void run_train(TrainCmd& c) {
   if (c.out.empty()) fail("--out: an output directory is required");
   ExpNetTrainOptions o = finish_train_options(c.args);
   o.seed = c.seed;
-  std::vector<TaskSplit> trains, vals;
-  trains.reserve(c.tasks.size());
-  vals.reserve(c.tasks.size());
-  int64_t layers = -1, heads = -1;
-  for (const auto& arg : c.tasks) {
-    TaskSpec t = parse_task_spec(arg);
-    if (t.train.empty()) fail("--task {}: needs a train= spec", t.name);
-    Classifier clf = load_classifier(t.model_dir);
-    const auto& mc = clf.model.config();
-    if (layers >= 0 && (mc.num_hidden_layers != layers || mc.num_attention_heads != heads))
-      fail("--task {}: classifier has {} layers x {} heads, the other tasks {} x {}", t.name, mc.num_hidden_layers,
-           mc.num_attention_heads, layers, heads);
-    layers = mc.num_hidden_layers, heads = mc.num_attention_heads;
-    trains.push_back(load_task_split(clf, t.train, c.data_dir, c.max_train));
-    if (trains.back().truncated > 0)
-      std::fprintf(stderr, "salient: note: %s: %lld example(s) truncated to %lld tokens\n", t.train.c_str(),
-                   (long long)trains.back().truncated, (long long)mc.max_tokens());
-    if (!t.val.empty()) {
-      vals.push_back(load_task_split(clf, t.val, c.data_dir, c.max_train > 0 ? std::max<int64_t>(1, c.max_train / 5) : 0));
-    } else {
-      // No validation spec: hold out every 7th example (deterministic) for early stopping.
-      TaskSplit v, keep;
-      v.spec = t.train + " (every 7th example)";
-      keep.spec = t.train;
-      for (size_t i = 0; i < trains.back().examples.size(); ++i)
-        (i % 7 == 6 ? v : keep).examples.push_back(std::move(trains.back().examples[i]));
-      trains.back() = std::move(keep);
-      vals.push_back(std::move(v));
-    }
-  }
-  if (trains.empty()) fail("--task: give at least one source task");
-  o.model.num_layers = layers;
-  o.model.num_heads = heads;
-  std::vector<const TaskSplit*> tr, va;
-  for (auto& s : trains) tr.push_back(&s);
-  for (auto& s : vals) va.push_back(&s);
-  ExpNetTrainResult r = train_expnet(tr, va, o);
-  r.model.config().training["tasks"] = c.tasks;
+  ExpNetTrainResult r = train_expnet_on_tasks(c.tasks, c.data_dir, c.max_train, o);
   r.model.save(c.out);
-  std::cout << nlohmann::json({{"out", c.out}, {"best_epoch", r.best_epoch}, {"epochs_run", r.epochs_run},
-                               {"best_val_loss", r.best_val_loss}, {"train_tokens", r.train_tokens},
-                               {"train_positive", r.train_positive}, {"train_examples", r.train_examples},
-                               {"filtered_out", r.filtered_out}, {"seconds", r.seconds}})
-                   .dump()
-            << "\n";
+  std::cout << train_result_json(r, c.out).dump() << "\n";
 }
 
 // ---- explain
@@ -196,21 +146,7 @@ struct EvaluateCmd {
 void run_evaluate(EvaluateCmd& c) {
   if (!c.expnet.empty()) {
     if (c.model.empty() || c.data.empty()) fail("expnet evaluate --expnet: also give --model and --data");
-    Classifier clf = load_classifier(c.model);
-    ExpNet net = ExpNet::load(c.expnet);
-    net.check_compatible(clf, c.model);
-    TaskSplit split = load_task_split(clf, c.data, c.data_dir, c.max_test);
-    std::vector<std::vector<double>> scores;
-    for (const auto& ex : split.examples) scores.push_back(net.explain(clf, ex.enc, ex.raw));
-    PlausibilityRow r = plausibility(split.examples, scores, c.threshold);
-    std::cout << nlohmann::json({{"data", c.data}, {"examples", r.examples}, {"skipped_no_rationale", split.no_rationale},
-                                 {"truncated", split.truncated}, {"f1_threshold", r.f1_threshold},
-                                 {"precision_threshold", r.precision_threshold}, {"recall_threshold", r.recall_threshold},
-                                 {"f1_top_k", r.f1_top_k}, {"precision_top_k", r.precision_top_k},
-                                 {"recall_top_k", r.recall_top_k}, {"auroc", r.auroc}, {"auprc", r.auprc},
-                                 {"auroc_examples", r.auroc_examples}})
-                     .dump()
-              << "\n";
+    std::cout << evaluate_expnet(c.expnet, c.model, c.data, c.data_dir, c.max_test, c.threshold).dump() << "\n";
     return;
   }
   CrossTaskOptions o;

@@ -116,58 +116,14 @@ struct RunArgs {
 // `smat train`: meta-trains the teacher's coefficients with a student of `size` examples in the loop.
 void run_train(RunArgs& a) {
   resolve(a.setup, a.student, a.normalizer, a.optimizer, a.early_stopping);
-  if (a.size < 1) fail("--size: must be ≥ 1, got {}", a.size);
-  if (a.out.empty()) fail("--out: an output file or directory is required");
-  smat::SimulationData data = smat::load_simulation_data(a.setup, a.size);
-  a.student.explainer = smat::TeacherExplainer::Smat;
-  a.student.seed = a.seed;
-  const std::vector<smat::SimulationExample> train(data.train.begin(), data.train.begin() + a.size);
-  const int64_t heads = data.teacher.model.num_layers() * data.teacher.model.num_heads();
-  smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.pad_id(),
-                                           train, data.valid, data.test, a.student,
-                                           smat::uniform_coefficient_logits(heads), /*meta_train=*/true);
-  const smat::LearnedHeadExplainer learned =
-      smat::all_heads_explainer(data.teacher.model, a.student.normalizer, run.teacher_coefficient_logits);
-  const bool is_dir = dir_exists(a.out) || a.out.back() == '/' || a.out.find(".json") == std::string::npos;
-  if (is_dir) make_dirs(a.out);
-  const std::string path = is_dir ? join_path(a.out, "smat_explainer.json") : a.out;
-  nlohmann::json meta = run.to_json();
-  meta.erase("teacher_coefficient_logits");
-  smat::save_head_explainer(learned, path, {{"teacher", a.setup.teacher}, {"size", a.size}, {"seed", a.seed}, {"meta_run", meta}});
-  std::cout << nlohmann::json{{"explainer", path}, {"coefficients", learned.to_json()["coefficients"]},
-                              {"meta_student_simulability", run.simulability}, {"meta_steps", run.meta_steps},
-                              {"meta_step_seconds", run.meta_step_seconds}, {"student_step_seconds", run.student_step_seconds}}
-                   .dump()
-            << "\n";
+  std::cout << smat::train_smat_explainer(a.setup, a.student, a.size, a.seed, a.out).dump() << "\n";
 }
 
 // `smat evaluate`: one student trained with one teacher explainer; its simulability on the test split.
 void run_evaluate(RunArgs& a) {
   resolve(a.setup, a.student, a.normalizer, a.optimizer, a.early_stopping);
-  if (a.size < 1) fail("--size: must be ≥ 1, got {}", a.size);
-  const smat::TeacherExplainer kind = smat::parse_teacher_explainer(a.explainer, "--explainer");
-  torch::Tensor coefficients;
-  if (kind == smat::TeacherExplainer::Smat) {
-    if (a.smat_file.empty()) fail("--smat: explainer 'smat' needs a trained explainer (salient smat train)");
-    const smat::LearnedHeadExplainer learned = smat::load_head_explainer(a.smat_file);
-    if (learned.normalizer != a.student.normalizer)
-      fail("--normalizer: the explainer in '{}' was trained with {}, not {}", a.smat_file,
-           smat::normalizer_name(learned.normalizer), a.normalizer);
-    coefficients = learned.coefficient_logits;
-  } else if (!a.smat_file.empty()) {
-    fail("--smat: only for --explainer smat (got '{}')", a.explainer);
-  }
-  smat::SimulationData data = smat::load_simulation_data(a.setup, a.size);
-  a.student.explainer = kind;
-  a.student.seed = a.seed;
-  std::vector<smat::SimulationExample> train(data.train.begin(), data.train.begin() + a.size);
-  train = smat::with_explanations(data.teacher, std::move(train), a.explainer, a.statics);
-  if (a.student.beta < 0) a.student.beta = smat::default_beta(a.explainer);
-  smat::StudentRun run = smat::run_student(smat::make_student(a.setup, data.teacher, a.seed), data.pad_id(),
-                                           train, data.valid, data.test, a.student, coefficients);
-  nlohmann::json j = {{"explainer", a.explainer}, {"size", a.size}, {"seed", a.seed},
-                      {"beta", a.student.beta}, {"data", data.describe()},
-                      {"run", run.to_json()}};
+  const nlohmann::json j =
+      smat::evaluate_simulability(a.setup, a.student, a.statics, a.explainer, a.smat_file, a.size, a.seed);
   Output out(a.out);
   out.line(j);
   out.commit();

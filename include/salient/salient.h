@@ -90,6 +90,14 @@ class Model {
   // `limit` records of a labelled dataset spec, for the gold or the predicted class.
   nlohmann::json attattr_heads(const std::string& data, int64_t limit = 200, const std::string& target = "gold",
                                const AttAttrOptions& options = {}, const std::string& data_dir = "", uint64_t seed = 0) const;
+  // Pruning curves of those orderings (`salient attattr prune`'s JSON): heads removed lowest score
+  // first at `steps` + 1 fractions, accuracy on the whole `eval_data`; layer >= 0: also the top-k
+  // heads of that layer. `head_scores`: attattr_heads' JSON, or null to compute it here from
+  // `data`, `limit`, `target`, `options` and `seed`.
+  nlohmann::json attattr_prune(const std::string& eval_data = "sst2:dev", const nlohmann::json& head_scores = nullptr,
+                               int steps = 10, int64_t layer = -1, const std::string& data = "sst2:dev",
+                               int64_t limit = 200, const std::string& target = "gold", const AttAttrOptions& options = {},
+                               const std::string& data_dir = "", uint64_t seed = 0) const;
 
   // Accuracy, macro-F1 and MCC (classification) or Pearson and MSE (regression) on a dataset spec
   // (sst2:test, a CSV/JSONL file, ...; docs/datasets.md). data_dir empty: the shared data.

@@ -23,7 +23,7 @@ import numpy as _np
 from . import _salient
 
 __all__ = ["set_threads", "threads", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
-           "metrics", "evaluate", "benchmark", "attattr"]
+           "metrics", "evaluate", "faithfulness", "plausibility", "benchmark", "attattr", "expnet", "sst", "smat"]
 
 
 def _torch():
@@ -42,6 +42,22 @@ def _array(values, as_tensor=False):
             raise ValueError("return_tensors='pt': PyTorch is not installed (Debian: python3-torch)")
         return torch.from_numpy(a)
     return a
+
+
+def _numbers(values, where, ndim=1):
+    """Numbers given as a list, a NumPy array or a torch.Tensor (any device or dtype, detached here)
+    → nested lists of floats with ``ndim`` dimensions; a ValueError naming ``where`` otherwise."""
+    if hasattr(values, "detach") and hasattr(values, "cpu"):  # a torch.Tensor, without importing torch
+        values = values.detach().cpu().double().numpy()
+    try:
+        a = _np.asarray(values, dtype=_np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: expected numbers (a list, NumPy array or torch.Tensor)") from None
+    if a.ndim != ndim:
+        raise ValueError(f"{where}: expected {ndim} dimension(s), got shape {a.shape}")
+    if not _np.all(_np.isfinite(a)):
+        raise ValueError(f"{where}: contains NaN or infinity")
+    return a.tolist()
 
 
 def _check_return_tensors(value):
@@ -287,13 +303,38 @@ def evaluate(model, data, rationales=None, data_dir="", batch_size=64, max_lengt
         if not isinstance(e, Explanation) or e.input is None:
             raise TypeError(f"data[{i}]: expected an Explanation from salient.explain or a dataset spec")
         row = {"method": e.method, "target": e.target}
-        row.update(core.faithfulness(e.input, [float(x) for x in e.scores], e.target, output, k, removal))
+        row.update(core.faithfulness(e.input, _numbers(e.scores, f"data[{i}].scores"), e.target, output, k, removal))
         if rationales is not None:
-            gold = [1 if float(v) >= 0.5 else 0 for v in rationales[i]]
-            plaus = _salient.plausibility([float(x) for x in e.word_scores], gold)
+            plaus = plausibility(e.word_scores, rationales[i], where=f"rationales[{i}]")
             row.update({"word_" + name: v for name, v in plaus.items()})
         out.append(row)
     return out
+
+
+def faithfulness(model, text, scores, target="pred", output="prob", removal="mask", k=0):
+    """Faithfulness of any token scores for one text (or (text, pair)), e.g. attributions from
+    Captum: one score per token of ``model.tokenize(text)`` (special tokens included), as a list,
+    NumPy array or torch.Tensor. ERASER's comprehensiveness and sufficiency of the top k tokens
+    (k 0: 20%), their AOPCs, deletion and insertion AUCs, for ``target`` ("pred", a class index or
+    a label name), measured on ``output`` "prob" or "logit", tokens removed by "mask" or "delete"."""
+    core = _core_of(model)
+    if isinstance(target, str) and target == "pred":
+        target = core.predict([text], 1)[0]["label_id"]
+    elif isinstance(target, str):
+        if target not in core.labels:
+            raise ValueError(f"target: '{target}' is not one of the model's labels {core.labels}")
+        target = core.labels.index(target)
+    elif not isinstance(target, (int, _np.integer)) or isinstance(target, bool):
+        raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
+    return core.faithfulness(text, _numbers(scores, "scores"), int(target), output, k, removal)
+
+
+def plausibility(scores, rationale, where="rationale"):
+    """Agreement of scores with a 0/1 human rationale of the same length (lists, NumPy arrays or
+    torch.Tensors): AUROC, AUPRC, and F1 and IoU of the top-|rationale| items, as the benchmark
+    computes them. Rationale values >= 0.5 count as 1."""
+    gold = [1 if v >= 0.5 else 0 for v in _numbers(rationale, where)]
+    return _salient.plausibility(_numbers(scores, "scores"), gold)
 
 
 def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_size=8, bootstrap=1000, seed=0,
@@ -336,4 +377,7 @@ explain.__doc__ += "\n    Methods (salient.method(NAME) for one):\n" + "\n".join
     f"      {d['name']}: {d['summary']}" + "".join(f"\n          {p['describe']}" for p in d["params"])
     for d in _salient.methods())
 
-from . import attattr  # noqa: E402  (salient.attattr.attribute | tree | heads)
+from . import attattr  # noqa: E402  (salient.attattr.attribute | tree | heads | prune)
+from . import expnet  # noqa: E402  (salient.expnet.train | evaluate | explain)
+from . import smat  # noqa: E402  (salient.smat.train | evaluate | explain)
+from . import sst  # noqa: E402  (salient.sst.train | evaluate | explain)

@@ -201,6 +201,19 @@ nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, cons
   return j;
 }
 
+nlohmann::json Model::attattr_prune(const std::string& eval_data, const nlohmann::json& head_scores, int steps,
+                                    int64_t layer, const std::string& data, int64_t limit, const std::string& target,
+                                    const AttAttrOptions& options, const std::string& data_dir, uint64_t seed) const {
+  if (steps <= 0) fail("steps: must be positive (got {})", steps);
+  if (layer < -1 || layer >= clf_.model.num_layers())
+    fail("layer: {} out of range (-1 for none, or 0..{})", layer, clf_.model.num_layers() - 1);
+  const nlohmann::json scores =
+      head_scores.is_null() ? attattr_heads(data, limit, target, options, data_dir, seed) : head_scores;
+  const attattr::LabelledSet eval =
+      attattr::load_labelled_set(clf_, eval_data, data_dir.empty() ? shared_data_dir() : data_dir, 0, "eval_data");
+  return attattr::pruning_json(clf_, scores, "head_scores", eval, eval_data, steps, layer);
+}
+
 nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_dir, int64_t batch_size,
                                int64_t max_length) const {
   return evaluate(load_dataset(spec, data_dir.empty() ? shared_data_dir() : data_dir), batch_size, max_length);

@@ -4,6 +4,7 @@
 
 #include "data/dataset.h"
 #include "util/error.h"
+#include "util/progress.h"
 #include "util/tensor_values.h"
 
 namespace salient::attattr {
@@ -105,6 +106,80 @@ nlohmann::json head_scores_json(const Classifier& clf, const LabelledSet& set, c
   orderings["random"] = tensor_json(random_head_scores(clf.model, seed));
   j["scores"] = orderings;
   return j;
+}
+
+namespace {
+
+torch::Tensor score_matrix(const nlohmann::json& rows, const Transformer& model, const std::string& where) {
+  if (!rows.is_array() || (int64_t)rows.size() != model.num_layers())
+    fail("{}: expected {} rows (one per layer)", where, model.num_layers());
+  std::vector<torch::Tensor> out;
+  for (const auto& r : rows) {
+    if (!r.is_array() || (int64_t)r.size() != model.num_heads())
+      fail("{}: expected {} numbers per row (one per head)", where, model.num_heads());
+    std::vector<double> v;
+    for (const auto& x : r) {
+      if (!x.is_number()) fail("{}: {} is not a number", where, x.dump());
+      v.push_back(x.get<double>());
+    }
+    out.push_back(torch::tensor(v, torch::kFloat64));
+  }
+  return torch::stack(out);
+}
+
+}  // namespace
+
+nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_scores, const std::string& source,
+                            const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer) {
+  using nlohmann::json;
+  if (steps <= 0) fail("prune steps: must be positive (got {})", steps);
+  if (layer >= clf.model.num_layers()) fail("layer: {} out of range (the model has {} layers)", layer, clf.model.num_layers());
+  if (!head_scores.is_object() || !head_scores.contains("scores") || !head_scores["scores"].is_object() ||
+      head_scores["scores"].empty())
+    fail("{}: has no 'scores' object (write it with salient attattr heads)", source);
+  json result = {{"model", clf.dir}, {"eval_data", eval_spec}, {"eval_examples", eval.encodings.size()},
+                 {"heads", head_scores}};
+  std::string md = fmt::format("Pruning heads of {} (lowest score first), accuracy on {} ({} examples)\n\n| removed |",
+                               clf.dir, eval_spec, eval.encodings.size());
+  std::vector<std::string> names;
+  std::vector<std::vector<PruneStep>> all;
+  for (const auto& [name, s] : head_scores["scores"].items()) {
+    torch::Tensor t = score_matrix(s, clf.model, source + ": scores." + name);
+    Progress progress("prune " + name, 1, "curve");
+    std::vector<PruneStep> curve = pruning_curve(clf.model, eval, t, steps);
+    progress.finish();
+    json jc = json::array();
+    for (const auto& st : curve)
+      jc.push_back({{"fraction", st.fraction}, {"removed", st.removed}, {"accuracy", st.accuracy}});
+    result["curves"][name] = jc;
+    if (layer >= 0) result["layer_top_k"][name] = prune_layer_top_k(clf.model, eval, t, layer);
+    names.push_back(name);
+    all.push_back(std::move(curve));
+    md += " " + name + " |";
+  }
+  md += "\n|---|";
+  for (size_t i = 0; i < names.size(); ++i) md += "---|";
+  md += "\n";
+  for (int s = 0; s <= steps; ++s) {
+    md += fmt::format("| {:.0f}% ({}) |", 100.0 * all[0][s].fraction, all[0][s].removed);
+    for (const auto& c : all) md += fmt::format(" {:.2f} |", 100 * c[s].accuracy);
+    md += "\n";
+  }
+  if (layer >= 0) {
+    result["layer"] = layer;
+    md += fmt::format("\nTop-k heads of layer {} removed:\n\n| k |", layer);
+    for (const auto& n : names) md += " " + n + " |";
+    md += "\n|---|";
+    for (size_t i = 0; i < names.size(); ++i) md += "---|";
+    md += "\n";
+    for (int64_t k = 0; k <= clf.model.num_heads(); ++k) {
+      md += fmt::format("| {} |", k);
+      for (const auto& n : names) md += fmt::format(" {:.2f} |", 100 * result["layer_top_k"][n][k].get<double>());
+      md += "\n";
+    }
+  }
+  result["markdown"] = md;
+  return result;
 }
 
 }  // namespace salient::attattr

@@ -32,4 +32,12 @@ LabelledSet load_labelled_set(const Classifier& clf, const std::string& spec, co
 nlohmann::json head_scores_json(const Classifier& clf, const LabelledSet& set, const AttributionOptions& options,
                                 bool gold_target, int64_t taylor_batch, uint64_t seed);
 
+// Pruning curves (Hao et al. §4.1, Fig. 3) of every ordering in `head_scores` (head_scores_json's
+// JSON, or a file of it): heads removed lowest score first at `steps` + 1 fractions, accuracy on
+// `eval`; with layer >= 0 also the top-k heads of that layer removed, k = 0..H. Returns
+// `salient attattr prune`'s JSON: curves, layer_top_k, a markdown table and the inputs.
+// `source` names where head_scores came from, for errors.
+nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_scores, const std::string& source,
+                            const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer);
+
 }  // namespace salient::attattr

@@ -12,6 +12,7 @@
 #include "model/checkpoint.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/not_found.h"
 #include "util/progress.h"
 #include "util/stats.h"
 
@@ -309,6 +310,7 @@ void ExpNet::save(const std::string& dir) const {
 
 ExpNet ExpNet::load(const std::string& dir) {
   const std::string cfg_path = join_path(dir, "expnet.json"), st_path = join_path(dir, "expnet.safetensors");
+  if (!dir_exists(dir)) fail_not_found("{}: no such ExpNet directory", dir);
   if (!file_exists(cfg_path)) fail("{}: not an ExpNet directory (no expnet.json)", dir);
   ExpNet e;
   e.config_ = ExpNetConfig::from_json(parse_json_file(cfg_path), cfg_path);
@@ -460,6 +462,9 @@ ExpNetTrainResult train_expnet(const std::vector<const TaskSplit*>& train, const
   if (o.gamma < 0) fail("--gamma: must be >= 0 (got {})", o.gamma);
   if (o.batch_size <= 0) fail("--batch-size: must be positive (got {})", o.batch_size);
   if (o.max_epochs <= 0) fail("--epochs: must be positive (got {})", o.max_epochs);
+  if (o.patience <= 0) fail("--patience: must be positive (got {})", o.patience);
+  if (!(o.lr > 0)) fail("--lr: must be positive (got {})", o.lr);
+  if (!(o.model.dropout >= 0 && o.model.dropout < 1)) fail("--dropout: must be in [0, 1) (got {})", o.model.dropout);
   if (train.empty()) fail("ExpNet training: no source task");
   o.model.features.validate("--features");
   const auto start = std::chrono::steady_clock::now();
@@ -565,6 +570,98 @@ PlausibilityRow plausibility(const std::vector<TaskExample>& examples, const std
   row.examples = static_cast<int64_t>(f1t.size());
   row.auroc_examples = static_cast<int64_t>(roc.size());
   return row;
+}
+
+void set_feature_list(FeatureOptions& f, const std::string& list, const std::string& where) {
+  f.cls_to_token = f.token_to_cls = f.stats = false;
+  for (const std::string& item : split_on(list, ',')) {
+    if (item == "cls_to_token") f.cls_to_token = true;
+    else if (item == "token_to_cls") f.token_to_cls = true;
+    else if (item == "stats") f.stats = true;
+    else fail("{}: unknown feature '{}' (cls_to_token, token_to_cls, stats)", where, item);
+  }
+  f.validate(where);
+}
+
+ExpNetTrainResult train_expnet_on_tasks(const std::vector<std::string>& tasks, const std::string& data_dir,
+                                        int64_t max_train, ExpNetTrainOptions o) {
+  if (tasks.empty()) fail("--task: give at least one source task");
+  if (max_train < 0) fail("--max-train: must be >= 0 (got {})", max_train);
+  std::vector<TaskSplit> trains, vals;
+  trains.reserve(tasks.size());
+  vals.reserve(tasks.size());
+  int64_t layers = -1, heads = -1;
+  for (const auto& arg : tasks) {
+    TaskSpec t = parse_task_spec(arg);
+    if (t.train.empty()) fail("--task {}: needs a train= spec", t.name);
+    Classifier clf = load_classifier(t.model_dir);
+    const auto& mc = clf.model.config();
+    if (layers >= 0 && (mc.num_hidden_layers != layers || mc.num_attention_heads != heads))
+      fail("--task {}: classifier has {} layers x {} heads, the other tasks {} x {}", t.name, mc.num_hidden_layers,
+           mc.num_attention_heads, layers, heads);
+    layers = mc.num_hidden_layers, heads = mc.num_attention_heads;
+    trains.push_back(load_task_split(clf, t.train, data_dir, max_train));
+    if (trains.back().truncated > 0)
+      std::fprintf(stderr, "salient: note: %s: %lld example(s) truncated to %lld tokens\n", t.train.c_str(),
+                   (long long)trains.back().truncated, (long long)mc.max_tokens());
+    if (!t.val.empty()) {
+      vals.push_back(load_task_split(clf, t.val, data_dir, max_train > 0 ? std::max<int64_t>(1, max_train / 5) : 0));
+    } else {
+      // No validation spec: hold out every 7th example (deterministic) for early stopping.
+      TaskSplit v, keep;
+      v.spec = t.train + " (every 7th example)";
+      keep.spec = t.train;
+      for (size_t i = 0; i < trains.back().examples.size(); ++i)
+        (i % 7 == 6 ? v : keep).examples.push_back(std::move(trains.back().examples[i]));
+      trains.back() = std::move(keep);
+      vals.push_back(std::move(v));
+    }
+  }
+  o.model.num_layers = layers;
+  o.model.num_heads = heads;
+  std::vector<const TaskSplit*> tr, va;
+  for (auto& s : trains) tr.push_back(&s);
+  for (auto& s : vals) va.push_back(&s);
+  ExpNetTrainResult r = train_expnet(tr, va, o);
+  r.model.config().training["tasks"] = tasks;
+  return r;
+}
+
+nlohmann::json train_result_json(const ExpNetTrainResult& r, const std::string& out) {
+  return {{"out", out},
+          {"best_epoch", r.best_epoch},
+          {"epochs_run", r.epochs_run},
+          {"best_val_loss", r.best_val_loss},
+          {"train_tokens", r.train_tokens},
+          {"train_positive", r.train_positive},
+          {"train_examples", r.train_examples},
+          {"filtered_out", r.filtered_out},
+          {"seconds", r.seconds}};
+}
+
+nlohmann::json evaluate_expnet(const std::string& expnet_dir, const std::string& model_dir, const std::string& data,
+                               const std::string& data_dir, int64_t max_test, double threshold) {
+  if (max_test < 0) fail("--max-test: must be >= 0 (got {})", max_test);
+  Classifier clf = load_classifier(model_dir);
+  ExpNet net = ExpNet::load(expnet_dir);
+  net.check_compatible(clf, model_dir);
+  TaskSplit split = load_task_split(clf, data, data_dir, max_test);
+  std::vector<std::vector<double>> scores;
+  for (const auto& ex : split.examples) scores.push_back(net.explain(clf, ex.enc, ex.raw));
+  PlausibilityRow r = plausibility(split.examples, scores, threshold);
+  return {{"data", data},
+          {"examples", r.examples},
+          {"skipped_no_rationale", split.no_rationale},
+          {"truncated", split.truncated},
+          {"f1_threshold", r.f1_threshold},
+          {"precision_threshold", r.precision_threshold},
+          {"recall_threshold", r.recall_threshold},
+          {"f1_top_k", r.f1_top_k},
+          {"precision_top_k", r.precision_top_k},
+          {"recall_top_k", r.recall_top_k},
+          {"auroc", r.auroc},
+          {"auprc", r.auprc},
+          {"auroc_examples", r.auroc_examples}};
 }
 
 }  // namespace salient

@@ -29,6 +29,11 @@ enum AttentionStat : int64_t {
   kStatCount = 5
 };
 
+struct FeatureOptions;
+// "cls_to_token,token_to_cls,stats" (a non-empty subset, comma-separated) into the feature flags;
+// errors name `where`.
+void set_feature_list(FeatureOptions& features, const std::string& list, const std::string& where);
+
 struct FeatureOptions {
   std::string layers = "last";  // "last" | "all" | comma-separated layer indices (0-based, negatives from the end)
   bool cls_to_token = true;
@@ -179,6 +184,15 @@ struct ExpNetTrainResult {
 ExpNetTrainResult train_expnet(const std::vector<const TaskSplit*>& train, const std::vector<const TaskSplit*>& val,
                                const ExpNetTrainOptions& options);
 
+// `expnet train`: one ExpNet on rationale tasks "NAME=MODEL_DIR[,train=SPEC[,val=SPEC]]" (every
+// classifier of one layout; options.model's layout is taken from them), at most `max_train` examples
+// per task (0: all). Early stopping on each task's val split, or without one on every 7th training
+// example. The model's training info names the tasks.
+ExpNetTrainResult train_expnet_on_tasks(const std::vector<std::string>& tasks, const std::string& data_dir,
+                                        int64_t max_train, ExpNetTrainOptions options);
+// What `expnet train` prints after saving to `out`.
+nlohmann::json train_result_json(const ExpNetTrainResult& result, const std::string& out);
+
 // ---- Evaluation ----
 struct PlausibilityRow {
   double f1_threshold = 0, precision_threshold = 0, recall_threshold = 0;
@@ -190,6 +204,10 @@ struct PlausibilityRow {
 // token of examples[i].enc; binarisation at `threshold` and top-k with k = rationale length.
 PlausibilityRow plausibility(const std::vector<TaskExample>& examples, const std::vector<std::vector<double>>& scores,
                              double threshold);
+// `expnet evaluate --expnet`: a trained ExpNet's plausibility on the first `max_test` (0: all)
+// examples with rationales of one dataset, read with the classifier `model_dir`.
+nlohmann::json evaluate_expnet(const std::string& expnet_dir, const std::string& model_dir, const std::string& data,
+                               const std::string& data_dir, int64_t max_test, double threshold);
 
 
 }  // namespace salient

@@ -462,4 +462,58 @@ nlohmann::json report_study(const std::string& out_dir) {
   return summary;
 }
 
+nlohmann::json train_smat_explainer(const SimulationSetup& setup, StudentOptions student, int64_t size, uint64_t seed,
+                                    const std::string& out) {
+  if (size < 1) fail("--size: must be ≥ 1, got {}", size);
+  if (out.empty()) fail("--out: an output file or directory is required");
+  SimulationData data = load_simulation_data(setup, size);
+  student.explainer = TeacherExplainer::Smat;
+  student.seed = seed;
+  const std::vector<SimulationExample> train(data.train.begin(), data.train.begin() + size);
+  const int64_t heads = data.teacher.model.num_layers() * data.teacher.model.num_heads();
+  StudentRun run = run_student(make_student(setup, data.teacher, seed), data.pad_id(), train, data.valid, data.test,
+                               student, uniform_coefficient_logits(heads), /*meta_train=*/true);
+  const LearnedHeadExplainer learned = all_heads_explainer(data.teacher.model, student.normalizer, run.teacher_coefficient_logits);
+  const bool is_dir = dir_exists(out) || out.back() == '/' || out.find(".json") == std::string::npos;
+  if (is_dir) make_dirs(out);
+  const std::string path = is_dir ? join_path(out, "smat_explainer.json") : out;
+  nlohmann::json meta = run.to_json();
+  meta.erase("teacher_coefficient_logits");
+  save_head_explainer(learned, path, {{"teacher", setup.teacher}, {"size", size}, {"seed", seed}, {"meta_run", meta}});
+  return {{"explainer", path},
+          {"coefficients", learned.to_json()["coefficients"]},
+          {"meta_student_simulability", run.simulability},
+          {"meta_steps", run.meta_steps},
+          {"meta_step_seconds", run.meta_step_seconds},
+          {"student_step_seconds", run.student_step_seconds}};
+}
+
+nlohmann::json evaluate_simulability(const SimulationSetup& setup, StudentOptions student,
+                                     const StaticExplainerOptions& statics, const std::string& explainer,
+                                     const std::string& smat_file, int64_t size, uint64_t seed) {
+  if (size < 1) fail("--size: must be ≥ 1, got {}", size);
+  const TeacherExplainer kind = parse_teacher_explainer(explainer, "--explainer");
+  torch::Tensor coefficients;
+  if (kind == TeacherExplainer::Smat) {
+    if (smat_file.empty()) fail("--smat: explainer 'smat' needs a trained explainer (salient smat train)");
+    const LearnedHeadExplainer learned = load_head_explainer(smat_file);
+    if (learned.normalizer != student.normalizer)
+      fail("--normalizer: the explainer in '{}' was trained with {}, not {}", smat_file, normalizer_name(learned.normalizer),
+           normalizer_name(student.normalizer));
+    coefficients = learned.coefficient_logits;
+  } else if (!smat_file.empty()) {
+    fail("--smat: only for --explainer smat (got '{}')", explainer);
+  }
+  SimulationData data = load_simulation_data(setup, size);
+  student.explainer = kind;
+  student.seed = seed;
+  std::vector<SimulationExample> train(data.train.begin(), data.train.begin() + size);
+  train = with_explanations(data.teacher, std::move(train), explainer, statics);
+  if (student.beta < 0) student.beta = default_beta(explainer);
+  StudentRun run = run_student(make_student(setup, data.teacher, seed), data.pad_id(), train, data.valid, data.test,
+                               student, coefficients);
+  return {{"explainer", explainer}, {"size", size},         {"seed", seed},
+          {"beta", student.beta},   {"data", data.describe()}, {"run", run.to_json()}};
+}
+
 }  // namespace salient::smat

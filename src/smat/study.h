@@ -47,6 +47,19 @@ SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed
 // labels), or a seeded from-scratch model of the teacher's shape (always, for an image teacher).
 Transformer make_student(const SimulationSetup& setup, const Classifier& teacher, uint64_t seed);
 
+// `smat train`: meta-trains SMaT's head coefficients for the teacher with a student of `size`
+// examples in the loop (seed: its initialisation, batch order and dropout) and writes the learned
+// explainer to `out`: a .json path, or a directory for smat_explainer.json. Returns what the
+// command prints: the file, the coefficients, the meta-student's simulability and step costs.
+nlohmann::json train_smat_explainer(const SimulationSetup& setup, StudentOptions student, int64_t size, uint64_t seed,
+                                    const std::string& out);
+// `smat evaluate`: one student of `size` examples trained with one teacher explainer (none, a
+// static one, smat with the learned explainer file `smat_file`, or any registered method); its
+// simulability on the test split and its run (epochs, losses, seconds).
+nlohmann::json evaluate_simulability(const SimulationSetup& setup, StudentOptions student,
+                                     const StaticExplainerOptions& statics, const std::string& explainer,
+                                     const std::string& smat_file, int64_t size, uint64_t seed);
+
 struct StudyOptions {
   SimulationSetup setup;
   std::string out_dir;

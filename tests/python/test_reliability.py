@@ -47,6 +47,7 @@ def explain_lines(salient_bin, model_dir, method, tmp_path, batch_size, threads)
 
 def test_every_explainer_is_batch_and_thread_invariant(salient_bin, model_dir, tmp_path):
     methods = [m.name for m in salient.methods() if m.name not in NEEDS_ARTIFACT]
+    family = {m.name: m.family for m in salient.methods()}
     assert len(methods) >= 19
     failures = []
     for method in methods:
@@ -57,8 +58,15 @@ def test_every_explainer_is_batch_and_thread_invariant(salient_bin, model_dir, t
             s = base[i]["token_scores"]
             if rel_err(single[i]["token_scores"], s) > 1e-5:
                 failures.append(f"{method}: batched vs one by one, input {i}: {rel_err(single[i]['token_scores'], s):.2e}")
-            if rel_err(one_thread[i]["token_scores"], s) > 1e-6:
-                failures.append(f"{method}: 1 vs 2 threads, input {i}: {rel_err(one_thread[i]['token_scores'], s):.2e}")
+            # A different thread count changes OpenBLAS's float32 blocking. Scores that are differences
+            # of float32 probabilities (perturbation methods: p(x) - p(x')) carry that rounding
+            # (2^-24 of a probability near 1) whatever their own size, so they may also differ by up
+            # to 2.5e-7 absolute; every other score agrees within 1e-6 relative.
+            floor = 2.5e-7 if base[i]["output"] == "prob" and family[method] == "perturbation" else 0.0
+            err = np.max(np.abs(np.asarray(one_thread[i]["token_scores"]) - np.asarray(s)))
+            if rel_err(one_thread[i]["token_scores"], s) > 1e-6 and err > floor:
+                failures.append(f"{method}: 1 vs 2 threads, input {i}: {rel_err(one_thread[i]['token_scores'], s):.2e} "
+                                f"relative, {err:.2e} absolute")
     assert not failures, "\n".join(failures)
 
 
