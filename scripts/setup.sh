@@ -8,6 +8,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch  # the Python package (docs/python.md)
   libcpp-httplib-dev  # salient serve (docs/serve.md)
+  libopenmpi-dev openmpi-bin  # mpirun -np N salient ... (docs/distributed.md)
   clang  # the libFuzzer harnesses (scripts/fuzz.sh)
   dataset-fashion-mnist
   dict-gcide wordnet-base)  # English for the pre-training corpus (salient corpus build --gcide/--wordnet)

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "data/dataset.h"
+#include "dist/shards.h"
 #include "data/idx.h"
 #include "test_util.h"
 #include "util/memory.h"
@@ -708,4 +709,29 @@ TEST(Memory, SamplerSeesLiveAndFreedAllocations) {
   }
   salient::PeakMemorySampler idle;
   EXPECT_LT(idle.stop(), 1.0);
+}
+
+// Sharded runs (src/dist/shards.h): chunks are contiguous batches in input order, every item in
+// exactly one; the costliest go first to the least loaded rank, so the loads come out balanced.
+TEST(Shards, PlanKeepsChunksContiguousAndBalancesCost) {
+  const std::vector<double> costs = {9, 1, 1, 1, 4, 4, 1, 1, 2, 2, 7};
+  const salient::dist::ShardPlan plan = salient::dist::plan_shards(costs, 2, 2);
+  ASSERT_EQ(plan.chunks.size(), 6u);
+  size_t next = 0;
+  for (const auto& [b, e] : plan.chunks) {
+    EXPECT_EQ(b, next);
+    EXPECT_LE(e - b, 2u);
+    next = e;
+  }
+  EXPECT_EQ(next, costs.size());
+  // Chunk costs 10, 2, 8, 2, 4, 7 → LPT: 10→0, 8→1, 7→1, 4→0, 2→0, 2→1: loads 16 and 17.
+  EXPECT_EQ(plan.owner, (std::vector<int>{0, 0, 1, 1, 0, 1}));
+  EXPECT_DOUBLE_EQ(plan.load[0], 16);
+  EXPECT_DOUBLE_EQ(plan.load[1], 17);
+  // The chunks do not depend on the number of ranks (a resumed run may use another -np).
+  EXPECT_EQ(salient::dist::plan_shards(costs, 2, 3).chunks, plan.chunks);
+  EXPECT_EQ(salient::dist::plan_shards(costs, 2, 1).owner, std::vector<int>(6, 0));
+  EXPECT_THROW(salient::dist::plan_shards(costs, 0, 2), salient::Error);
+  EXPECT_DOUBLE_EQ(salient::dist::explain_cost("perturbation", 10), 100);
+  EXPECT_DOUBLE_EQ(salient::dist::explain_cost("gradient", 10), 10);
 }

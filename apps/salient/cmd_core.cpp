@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "dist/world.h"
 #include "salient/salient.h"
 #include "data/dataset.h"
 #include "eval/classification.h"
@@ -112,6 +113,7 @@ void run_info(const std::string& model_dir, bool json_out) {
   j["cuda_devices"] = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   j["blas"] = {{"library", blas.library}, {"openblas", blas.is_openblas}, {"config", blas.config},
                {"reference_blas", blas.is_reference}};
+  j["distributed"] = {{"engine", dist::engine()}, {"rank", dist::rank()}, {"ranks", dist::size()}};
   if (!model_dir.empty()) {
     LoadReport report;
     Transformer m = load_model(model_dir, {}, &report);
@@ -131,6 +133,7 @@ void run_info(const std::string& model_dir, bool json_out) {
             << "device    " << j["device"].get<std::string>() << " (CUDA devices: " << j["cuda_devices"].get<int>() << ")\n"
             << "blas      " << (blas.library.empty() ? "unknown" : blas.library)
             << (blas.is_openblas ? " (OpenBLAS: " + blas.config + ")" : blas.is_reference ? " (reference BLAS: slow!)" : "") << "\n";
+  std::cout << "parallel  " << dist::engine() << ", rank " << dist::rank() << " of " << dist::size() << "\n";
   if (j.contains("model")) {
     const auto& mj = j["model"];
     std::cout << "model     " << model_dir << "\n"
@@ -235,7 +238,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
       j["macro_f1"] = r.best.macro_f1;
       j["mcc"] = r.best.mcc;
     }
-    std::cout << j.dump() << "\n";
+    if (dist::is_root()) std::cout << j.dump() << "\n";
   }});
 }
 

@@ -15,6 +15,8 @@
 #include "eval/faithfulness.h"
 #include "eval/plausibility.h"
 #include "eval/benchmark.h"
+#include "dist/shards.h"
+#include "dist/world.h"
 #include "explain/explainer.h"
 #include "util/memory.h"
 #include "util/progress.h"
@@ -182,16 +184,15 @@ void run_explain(const ExplainArgs& a) {
                              : clf.encode_ids(item.input_ids, item.token_type_ids, where));
   }
   const bool text = text_format(a.format, a.out), color = text && (a.out.empty() || a.out == "-") && ::isatty(STDOUT_FILENO);
-  Output out(a.out);
-  Progress progress("explain " + a.method, static_cast<int64_t>(encs.size()), "ex");
-  for (size_t s = 0; s < encs.size(); s += a.batch_size) {
+  // The lines of inputs [s, e): one batch, explained and formatted.
+  auto explain_batch = [&](size_t s, size_t e) {
     std::vector<const Encoding*> chunk;
-    for (size_t i = s; i < std::min(encs.size(), s + a.batch_size); ++i) chunk.push_back(&encs[i]);
+    for (size_t i = s; i < e; ++i) chunk.push_back(&encs[i]);
     std::vector<int64_t> targets;
     if (a.target == "pred") {
       targets = predicted_classes(clf, chunk);
     } else {
-      for (size_t i = s; i < s + chunk.size(); ++i)
+      for (size_t i = s; i < e; ++i)
         targets.push_back(resolve_target(a.target, clf, items[i],
                                          fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, items[i].line_no)));
     }
@@ -202,14 +203,60 @@ void run_explain(const ExplainArgs& a) {
       Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
       probs = torch::softmax(clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask), -1).to(torch::kCPU);
     }
+    std::string lines;
     for (size_t i = 0; i < chunk.size(); ++i) {
       const InputItem& item = items[s + i];
       const nlohmann::json id = item.fields.is_object() && item.fields.contains("id") ? item.fields["id"] : nlohmann::json();
       const nlohmann::json j = explanation_json(clf, *chunk[i], ex[i], item.text, a.word_agg == "max", id);
-      if (text) out.text(explanation_text(clf, j, probs[i], color));
-      else out.line(j);
+      lines += text ? explanation_text(clf, j, probs[i], color) : j.dump() + "\n";
     }
-    progress.update(static_cast<int64_t>(chunk.size()));
+    return lines;
+  };
+  if (dist::sharded()) {
+    // Under mpirun: chunks of one batch each, balanced over the ranks by cost; each finished chunk
+    // is a file, and rank 0 joins them into the output one process writes (docs/distributed.md).
+    if (a.out.empty() || a.out == "-") fail("-o: a sharded run (mpirun -np {}) writes to an output file, not stdout", dist::size());
+    if (a.input == "-") fail("-i: a sharded run (mpirun -np {}) reads an input file, not stdin", dist::size());
+    std::vector<double> costs;
+    const std::string family = explainer_info(a.method).family;
+    for (const auto& e : encs) costs.push_back(dist::explain_cost(family, e.ids.size()));
+    const dist::ShardPlan plan = dist::plan_shards(costs, static_cast<size_t>(a.batch_size), dist::size());
+    const nlohmann::json settings = {{"command", "explain"}, {"model", a.model}, {"method", a.method},
+                                     {"params", opts.params},
+                                     {"output", opts.output ? model_output_name(*opts.output) : ""}, {"seed", opts.seed},
+                                     {"target", a.target}, {"word_agg", a.word_agg}, {"max_length", a.max_length},
+                                     {"format", text ? "text" : "json"}, {"input", a.input}, {"inputs", encs.size()},
+                                     {"input_bytes", read_file(a.input).size()}, {"batch_size", a.batch_size}};
+    const dist::ShardDir shards(a.out, settings);
+    if (dist::is_root()) {
+      size_t done = 0;
+      for (size_t c = 0; c < plan.chunks.size(); ++c) done += shards.done(c) ? 1 : 0;
+      if (done > 0)
+        std::fprintf(stderr, "salient: resuming: %zu of %zu chunks already done (%s)\n", done, plan.chunks.size(),
+                     shards.path().c_str());
+    }
+    dist::barrier();  // counted before any rank writes a new chunk
+    int64_t mine = 0;
+    for (size_t c = 0; c < plan.chunks.size(); ++c)
+      if (plan.owner[c] == dist::rank()) mine += static_cast<int64_t>(plan.chunks[c].second - plan.chunks[c].first);
+    Progress progress(fmt::format("explain {} [rank {}/{}]", a.method, dist::rank(), dist::size()), mine, "ex");
+    for (size_t c = 0; c < plan.chunks.size(); ++c) {
+      if (plan.owner[c] != dist::rank()) continue;
+      const auto [b, e] = plan.chunks[c];
+      if (!shards.done(c)) shards.write(c, explain_batch(b, e));
+      progress.update(static_cast<int64_t>(e - b));
+    }
+    progress.finish();
+    dist::barrier();
+    if (dist::is_root()) shards.merge(plan.chunks.size(), a.out);
+    return;
+  }
+  Output out(a.out);
+  Progress progress("explain " + a.method, static_cast<int64_t>(encs.size()), "ex");
+  for (size_t s = 0; s < encs.size(); s += a.batch_size) {
+    const size_t e = std::min(encs.size(), s + static_cast<size_t>(a.batch_size));
+    out.text(explain_batch(s, e));
+    progress.update(static_cast<int64_t>(e - s));
   }
   progress.finish();
   out.commit();

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "dist/world.h"
 #include "util/progress.h"
 #include "util/runtime.h"
 
@@ -67,26 +68,46 @@ int main(int argc, char** argv) {
       c.app->add_option("--device", device, "cpu, cuda or cuda:N (default: $SALIENT_DEVICE, else cpu)");
   check_command_words(app, argc, argv);
   CLI11_PARSE(app, argc, argv);
-  Progress::set_enabled(!quiet);
+  Progress::set_enabled(!quiet && dist::is_root());  // one progress display under mpirun: rank 0's
   set_threads(threads);
   if (!device.empty()) set_default_device(parse_device(device));
   if (default_device().is_cpu()) check_blas();
-  for (const auto& c : commands)
-    if (c.app->parsed()) c.run();
+  for (const auto& c : commands) {
+    if (!c.app->parsed()) continue;
+    // Under mpirun only the commands that split their work run (docs/distributed.md); any other
+    // would run N times over, writing the same files at once.
+    const std::string name = c.app->get_parent() && c.app->get_parent()->get_parent()
+                                 ? c.app->get_parent()->get_name() + " " + c.app->get_name()
+                                 : c.app->get_name();
+    if (dist::sharded() && name != "explain" && name != "train" && name != "info")
+      fail("{}: does not run sharded yet (under mpirun: explain, train, info); run it as one process", name);
+    c.run();
+  }
   return 0;
 }
 
 }  // namespace salient::cli
 
 int main(int argc, char** argv) {
+  // Under mpirun each rank is this process; alone, a world of one (docs/distributed.md).
+  salient::dist::init(&argc, &argv);
+  // Every rank with an error prints it; then all ranks end, so none waits at a collective forever.
+  const std::string rank = salient::dist::sharded()
+                               ? fmt::format("[rank {}/{}] ", salient::dist::rank(), salient::dist::size())
+                               : std::string();
   try {
-    return salient::cli::main(argc, argv);
+    const int code = salient::cli::main(argc, argv);
+    salient::dist::finalize();
+    return code;
   } catch (const salient::Error& e) {
-    std::fprintf(stderr, "salient: error: %s\n", salient::one_line(e.what()).c_str());
+    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::one_line(e.what()).c_str());
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "salient: error: %s\n", salient::one_line(e.what_without_backtrace()).c_str());
+    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::one_line(e.what_without_backtrace()).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "salient: error: %s\n", salient::one_line(e.what()).c_str());
+    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::one_line(e.what()).c_str());
   }
+  std::fflush(stderr);
+  salient::dist::abort_all(1);
+  salient::dist::finalize();
   return 1;
 }

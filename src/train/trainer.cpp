@@ -13,6 +13,7 @@
 #include "util/io.h"
 #include "util/runtime.h"
 #include "util/progress.h"
+#include "dist/world.h"
 #include "util/tensor_values.h"
 
 namespace salient {
@@ -304,6 +305,42 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
   return clf;
 }
 
+namespace {
+// Data-parallel step: every parameter's gradient times `share` (this rank's fraction of the global
+// batch), summed across ranks in one allreduce of a flat float32 buffer. A parameter gets a
+// gradient only if some rank computed one (a rank with an empty slice computes none), as in one
+// process, where AdamW skips a parameter without gradient.
+void average_gradients(const std::vector<torch::Tensor>& params, double share) {
+  int64_t total = static_cast<int64_t>(params.size());  // the flags come last
+  for (const auto& p : params) total += p.numel();
+  // One buffer for the whole run: a fresh 10-100 MB allocation per step cost more in page faults
+  // (and MPI's handling of new memory) than the allreduce itself.
+  static torch::Tensor flat;
+  if (!flat.defined() || flat.numel() != total) flat = torch::empty({total}, torch::kFloat32);
+  int64_t at = 0;
+  for (const auto& p : params) {
+    torch::Tensor part = flat.slice(0, at, at + p.numel());
+    if (p.grad().defined()) part.copy_(p.grad().reshape(-1)).mul_(share);
+    else part.zero_();
+    at += p.numel();
+  }
+  float* flags = flat.data_ptr<float>() + at;
+  for (size_t i = 0; i < params.size(); ++i) flags[i] = params[i].grad().defined() ? 1.0f : 0.0f;
+  dist::allreduce_sum(flat.data_ptr<float>(), static_cast<size_t>(total));
+  at = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const torch::Tensor& p = params[i];
+    const int64_t n = p.numel();
+    if (flags[i] > 0) {
+      torch::Tensor g = flat.slice(0, at, at + n).view(p.sizes()).to(p.device(), p.scalar_type());
+      if (p.grad().defined()) p.mutable_grad().copy_(g);
+      else p.mutable_grad() = g.clone();
+    }
+    at += n;
+  }
+}
+}  // namespace
+
 TrainResult train_classifier(const TrainOptions& o_in) {
   TrainOptions o = o_in;
   if (o.select_metric.empty()) o.select_metric = o.regression ? "pearson" : "accuracy";
@@ -425,18 +462,24 @@ TrainResult train_classifier(const TrainOptions& o_in) {
   for (int epoch = start_epoch; epoch < o.epochs && !out_of_time; ++epoch) {
     // Batch order depends only on (seed, epoch), so a resumed run repeats the same schedule.
     std::mt19937_64 rng(o.seed * 1000003ULL + static_cast<uint64_t>(epoch));
-    torch::manual_seed(o.seed * 7919ULL + epoch);
+    // Dropout: rank r of a data-parallel run draws its own masks (rank 0 the single process's).
+    torch::manual_seed(o.seed * 7919ULL + epoch + 104729ULL * static_cast<uint64_t>(dist::rank()));
     auto batches = bucketed_batches(train_enc, subset, o.batch_size, rng);
     clf.model.train(true);
     Progress bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs), static_cast<int64_t>(batches.size()), "batch");
     double loss_sum = 0;
     int64_t loss_count = 0;
     const auto epoch_start = Clock::now();
-    for (const auto& idx : batches) {
-      if (o.max_minutes > 0 && trained_seconds + seconds_since(train_start) > o.max_minutes * 60) {
+    for (const auto& global : batches) {
+      bool stop = o.max_minutes > 0 && trained_seconds + seconds_since(train_start) > o.max_minutes * 60;
+      if (dist::sharded()) stop = dist::broadcast_from_root(stop ? 1 : 0) != 0;  // rank 0's clock decides for all
+      if (stop) {
         out_of_time = true;
         break;
       }
+      // Data-parallel (mpirun -np N): this rank's contiguous slice of the global batch.
+      const size_t r = static_cast<size_t>(dist::rank()), n = static_cast<size_t>(dist::size());
+      const std::vector<int64_t> idx(global.begin() + global.size() * r / n, global.begin() + global.size() * (r + 1) / n);
       std::vector<const Encoding*> chunk;
       std::vector<int64_t> labels;
       std::vector<double> targets;
@@ -445,19 +488,29 @@ TrainResult train_classifier(const TrainOptions& o_in) {
         labels.push_back(train.records[i].label);
         if (o.regression) targets.push_back(*train.records[i].target);
       }
-      Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
       const double lr_scale = warmup_linear_decay(step, total_steps, warmup);
       set_learning_rate(optimizer, o.lr * lr_scale);
       optimizer.zero_grad();
-      auto loss = objective(clf, b,
-                            (o.regression ? torch::tensor(targets, torch::kFloat64) : torch::tensor(labels, torch::kLong))
-                                .to(clf.model.device()));
-      loss.backward();
+      double batch_loss = 0;
+      if (!idx.empty()) {
+        Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
+        auto loss = objective(clf, b,
+                              (o.regression ? torch::tensor(targets, torch::kFloat64) : torch::tensor(labels, torch::kLong))
+                                  .to(clf.model.device()));
+        loss.backward();
+        batch_loss = loss.item<double>() * static_cast<double>(idx.size());
+      }
+      // The global batch's mean gradient: each rank's mean weighted by its share, summed (the
+      // objective averages over its batch). One process: nothing to do.
+      if (dist::sharded()) {
+        average_gradients(clf.model.parameters(), static_cast<double>(idx.size()) / static_cast<double>(global.size()));
+        dist::allreduce_sum(&batch_loss, 1);
+      }
       if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(clf.model.parameters(), o.clip_norm);
       optimizer.step();
       ++step;
-      loss_sum += loss.item<double>() * idx.size();
-      loss_count += static_cast<int64_t>(idx.size());
+      loss_sum += batch_loss;
+      loss_count += static_cast<int64_t>(global.size());
       bar.update(1, fmt::format("loss {:.4f} lr {:.2e}", loss_sum / loss_count, o.lr * lr_scale));
     }
     bar.finish(fmt::format("loss {:.4f}", loss_count ? loss_sum / loss_count : 0.0));
@@ -468,14 +521,16 @@ TrainResult train_classifier(const TrainOptions& o_in) {
     rec.seconds = seconds_since(epoch_start);
     if (o.regression) {
       rec.dev_regression = regression_metrics(dev_targets, predict_values(clf, dev_enc));
-      std::fprintf(stderr, "epoch %d: train loss %.4f, dev Pearson %.4f, MSE %.4f (%s)\n", rec.epoch, rec.train_loss,
+      if (dist::is_root()) std::fprintf(stderr, "epoch %d: train loss %.4f, dev Pearson %.4f, MSE %.4f (%s)\n", rec.epoch, rec.train_loss,
                    rec.dev_regression.pearson, rec.dev_regression.mse, format_duration(rec.seconds).c_str());
     } else {
       rec.dev = classification_metrics(dev_gold, predict_labels(clf, dev_enc), clf.model.config().num_labels);
-      std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
+      if (dist::is_root()) std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
                    rec.train_loss, rec.dev.accuracy, rec.dev.macro_f1, rec.dev.mcc, format_duration(rec.seconds).c_str());
     }
     result.history.push_back(rec);
+    // Every rank holds the same model and the same dev numbers (so the same decisions); rank 0
+    // alone writes.
     const double value = o.regression ? metric_value(rec.dev_regression, o.select_metric) : metric_value(rec.dev, o.select_metric);
     if (value > best_value) {
       best_value = value;
@@ -483,7 +538,7 @@ TrainResult train_classifier(const TrainOptions& o_in) {
       result.best_regression = rec.dev_regression;
       result.best_epoch = rec.epoch;
       clf.model.set_requires_grad(false);
-      save_classifier(clf, o.output_dir);
+      if (dist::is_root()) save_classifier(clf, o.output_dir);
       clf.model.set_requires_grad(true);
     }
     // Resumable state, written after the best model so a crash never loses a better checkpoint.
@@ -498,13 +553,16 @@ TrainResult train_classifier(const TrainOptions& o_in) {
     nlohmann::json st = {{"epochs_done", epoch + 1}, {"step", step}, {"best_value", best_value},
                          {"best_epoch", result.best_epoch}, {"best", dev_json(result.best, result.best_regression)},
                          {"train_seconds", elapsed}, {"history", hist}};
-    save_classifier(clf, ckpt_dir);
-    save_optimizer(optimizer, ckpt_dir);
-    write_file_atomic(state_path, st.dump(2) + "\n");
     nlohmann::json summary = {{"train_data", o.train_data}, {"dev_data", o.dev_data}, {"best_epoch", result.best_epoch},
                               {"best_dev", dev_json(result.best, result.best_regression)}, {"train_seconds", elapsed},
                               {"select_metric", o.select_metric}, {"seed", o.seed}, {"history", hist}};
-    write_file_atomic(join_path(o.output_dir, "training.json"), summary.dump(2) + "\n");
+    if (dist::is_root()) {
+      save_classifier(clf, ckpt_dir);
+      save_optimizer(optimizer, ckpt_dir);
+      write_file_atomic(state_path, st.dump(2) + "\n");
+      write_file_atomic(join_path(o.output_dir, "training.json"), summary.dump(2) + "\n");
+    }
+    dist::barrier();  // a rank that goes on never outruns the checkpoint a resume would read
     if (o.stop_after_epoch > 0 && epoch + 1 >= o.stop_after_epoch) break;
   }
   result.train_seconds = trained_seconds + seconds_since(train_start);

@@ -1,0 +1,91 @@
+#include "dist/shards.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "dist/world.h"
+#include "util/error.h"
+#include "util/io.h"
+
+namespace salient::dist {
+
+ShardPlan plan_shards(const std::vector<double>& item_costs, size_t chunk_items, int ranks) {
+  if (chunk_items == 0) fail("shards: chunk size must be positive");
+  if (ranks < 1) fail("shards: need at least one rank");
+  ShardPlan plan;
+  std::vector<double> cost;
+  for (size_t b = 0; b < item_costs.size(); b += chunk_items) {
+    const size_t e = std::min(item_costs.size(), b + chunk_items);
+    plan.chunks.emplace_back(b, e);
+    cost.push_back(std::accumulate(item_costs.begin() + b, item_costs.begin() + e, 0.0));
+  }
+  std::vector<size_t> order(plan.chunks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  plan.owner.assign(plan.chunks.size(), 0);
+  plan.load.assign(ranks, 0.0);
+  for (size_t c : order) {
+    const int r = static_cast<int>(std::min_element(plan.load.begin(), plan.load.end()) - plan.load.begin());
+    plan.owner[c] = r;
+    plan.load[r] += cost[c];
+  }
+  return plan;
+}
+
+double explain_cost(const std::string& family, size_t tokens) {
+  const double n = static_cast<double>(std::max<size_t>(tokens, 1));
+  return family == "perturbation" ? n * n : n;
+}
+
+ShardDir::ShardDir(const std::string& output, const nlohmann::json& settings) : dir_(output + ".shards") {
+  const std::string settings_path = join_path(dir_, "settings.json");
+  long long ok = 1;
+  std::string error;
+  if (is_root()) {
+    try {
+      if (dir_exists(dir_) && file_exists(settings_path)) {
+        const nlohmann::json before = parse_json_file(settings_path);
+        if (before != settings) {
+          std::string differ;
+          for (const auto& [key, value] : settings.items())
+            if (!before.contains(key) || before[key] != value) differ += (differ.empty() ? "" : ", ") + key;
+          fail("{}: holds the chunks of a run with other settings ({}); remove it or use another output", dir_,
+               differ.empty() ? "fields" : differ);
+        }
+      } else {
+        make_dirs(dir_);
+        write_file_atomic(settings_path, settings.dump(2) + "\n");
+      }
+    } catch (const Error& e) {
+      ok = 0;
+      error = e.what();
+    }
+  }
+  // Every rank learns whether rank 0 could set the directory up, so none starts work without it.
+  if (broadcast_from_root(ok) == 0) {
+    if (is_root()) throw Error(error);
+    fail("{}: rank 0 could not prepare the chunk directory", dir_);
+  }
+}
+
+std::string ShardDir::chunk_path(size_t chunk) const { return join_path(dir_, fmt::format("chunk-{:06d}.txt", chunk)); }
+
+bool ShardDir::done(size_t chunk) const { return file_exists(chunk_path(chunk)); }
+
+void ShardDir::write(size_t chunk, const std::string& text) const { write_file_atomic(chunk_path(chunk), text); }
+
+void ShardDir::merge(size_t chunks, const std::string& output) const {
+  std::string all;
+  for (size_t c = 0; c < chunks; ++c) {
+    if (!done(c)) fail("{}: chunk {} is missing (a rank did not finish); run the command again to resume", dir_, c);
+    all += read_file(chunk_path(c));
+  }
+  write_file_atomic(output, all);
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);  // the output is complete; a leftover directory is harmless
+}
+
+}  // namespace salient::dist

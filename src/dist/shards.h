@@ -1,0 +1,50 @@
+#pragma once
+// Sharded jobs (docs/distributed.md): N items in contiguous chunks, each chunk computed by one rank
+// and written atomically as its own file next to the output, so an interrupted run resumes without
+// recomputing a finished chunk and a rank that dies loses only its unfinished chunk; rank 0 then
+// joins the chunks in input order into exactly the file one process writes.
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace salient::dist {
+
+struct ShardPlan {
+  std::vector<std::pair<size_t, size_t>> chunks;  // [begin, end) of the items, in input order
+  std::vector<int> owner;                         // the rank that computes each chunk
+  std::vector<double> load;                       // per rank: the summed cost of its chunks
+};
+
+// Contiguous chunks of `chunk_items` items (so a chunk is batched exactly as one process batches
+// it), given to ranks by cost: the costliest chunk first, each to the least loaded rank (ties: the
+// lowest rank). Deterministic; the chunks do not depend on the number of ranks.
+ShardPlan plan_shards(const std::vector<double>& item_costs, size_t chunk_items, int ranks);
+
+// The cost of explaining one input of `tokens` tokens with a method of `family`: perturbation
+// methods run a number of forward passes that grows with the input, each as long as the input
+// (tokens²); the others a fixed number of passes (tokens).
+double explain_cost(const std::string& family, size_t tokens);
+
+// The chunk files of one sharded output: OUTPUT.shards/ holding settings.json (what the run
+// computes: a directory left by a run with other settings is refused, naming them) and
+// chunk-NNNNNN.txt per finished chunk.
+class ShardDir {
+ public:
+  // Every rank constructs it (collective: rank 0 creates or checks the directory first).
+  ShardDir(const std::string& output, const nlohmann::json& settings);
+  const std::string& path() const { return dir_; }
+  bool done(size_t chunk) const;
+  void write(size_t chunk, const std::string& text) const;  // atomic
+  // Rank 0, once every rank has finished (call after barrier()): the chunks in order into the
+  // output (atomic), then the directory is removed.
+  void merge(size_t chunks, const std::string& output) const;
+
+ private:
+  std::string chunk_path(size_t chunk) const;
+  std::string dir_;
+};
+
+}  // namespace salient::dist
