@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Trains the task classifiers used across docs/ (all from scratch, bert-base-uncased vocabulary,
-# 2 layers, 4 heads, hidden 128 so attention features align across tasks for ExpNet).
+# Trains the task classifiers used across docs/ (from scratch: bert-base-uncased vocabulary,
+# 2 layers, 4 heads, hidden 128 so attention features align across tasks for ExpNet; or, with
+# INIT, fine-tuned from a pre-trained encoder).
 # Usage: scripts/train_models.sh [sst2|hatexplain|cola|eraser ...]   (default: all)
 # Results (dev metrics per epoch) land in models/<task>/training.json; logs in runs/.
 set -euo pipefail
@@ -10,12 +11,15 @@ SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 export SALIENT_SHARED=$SHARED
 VOCAB=$SHARED/data/bert_base_uncased_tokenizer
 THREADS=${THREADS:-2}
-COMMON=(--vocab "$VOCAB" --hidden 128 --layers 2 --heads 4 --intermediate 512 --seed 13 --resume)
+# From scratch at another shape, e.g. the pre-training default to compare like with like:
+#   LAYERS=4 HIDDEN=256 HEADS=8 INTERMEDIATE=1024 SUFFIX=-scratch4 scripts/train_models.sh
+COMMON=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
+        --intermediate "${INTERMEDIATE:-512}" --seed 13 --resume)
+SUFFIX=${SUFFIX:-}
 # INIT=DIR (e.g. models/pretrained from scripts/pretrain.sh): fine-tune that encoder instead, into
 # models/<task>-pretrained, with the same data, epochs and time budget (peak lr $INIT_LR, default
 # 2e-4: the from-scratch 1e-3 is a from-scratch rate).
-SUFFIX=
-if [ -n "${INIT:-}" ]; then COMMON=(--init "$INIT" --lr "${INIT_LR:-2e-4}" --seed 13 --resume); SUFFIX=-pretrained; fi
+if [ -n "${INIT:-}" ]; then COMMON=(--init "$INIT" --lr "${INIT_LR:-2e-4}" --seed 13 --resume); SUFFIX=${SUFFIX:--pretrained}; fi
 mkdir -p models runs
 train() {  # task, then train options
   local task=$1; shift
@@ -41,10 +45,17 @@ for t in "${tasks[@]}"; do
             --select-metric mcc
           held_out cola cola:ood ;;  # GLUE's CoLA test labels are not public: the out-of-domain dev set
     # From scratch it stayed at chance (docs/training.md); fine-tuning the SST-2 model (same
-    # domain, movie reviews) with its position table grown to 256 works.
-    eraser) [ -f models/sst2/model.safetensors ] || train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 5 --max-minutes 15
-            train eraser --init models/sst2 --extend-positions --train eraser:train --dev eraser:val --max-length 256 \
-              --batch-size 16 --lr 3e-4 --epochs 6 --max-minutes 15
+    # domain, movie reviews) with its position table grown to 256 works. A pre-trained encoder
+    # is fine-tuned directly (its 128 positions tiled to 256).
+    eraser) if [ -n "${INIT:-}" ]; then
+              train eraser --extend-positions --train eraser:train --dev eraser:val --max-length 256 \
+                --batch-size 16 --epochs 6 --max-minutes 15
+            else
+              [ -f "models/sst2$SUFFIX/model.safetensors" ] ||
+                train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 5 --max-minutes 15
+              train eraser --init "models/sst2$SUFFIX" --extend-positions --train eraser:train --dev eraser:val \
+                --max-length 256 --batch-size 16 --lr 3e-4 --epochs 6 --max-minutes 15
+            fi
             held_out eraser eraser:test ;;
     *) echo "unknown task $t" >&2; exit 2 ;;
   esac

@@ -220,35 +220,13 @@ void run_explain(const ExplainArgs& a) {
     std::vector<double> costs;
     const std::string family = explainer_info(a.method).family;
     for (const auto& e : encs) costs.push_back(dist::explain_cost(family, e.ids.size()));
-    const dist::ShardPlan plan = dist::plan_shards(costs, static_cast<size_t>(a.batch_size), dist::size());
     const nlohmann::json settings = {{"command", "explain"}, {"model", a.model}, {"method", a.method},
                                      {"params", opts.params},
                                      {"output", opts.output ? model_output_name(*opts.output) : ""}, {"seed", opts.seed},
                                      {"target", a.target}, {"word_agg", a.word_agg}, {"max_length", a.max_length},
                                      {"format", text ? "text" : "json"}, {"input", a.input}, {"inputs", encs.size()},
                                      {"input_bytes", read_file(a.input).size()}, {"batch_size", a.batch_size}};
-    const dist::ShardDir shards(a.out, settings);
-    if (dist::is_root()) {
-      size_t done = 0;
-      for (size_t c = 0; c < plan.chunks.size(); ++c) done += shards.done(c) ? 1 : 0;
-      if (done > 0)
-        std::fprintf(stderr, "salient: resuming: %zu of %zu chunks already done (%s)\n", done, plan.chunks.size(),
-                     shards.path().c_str());
-    }
-    dist::barrier();  // counted before any rank writes a new chunk
-    int64_t mine = 0;
-    for (size_t c = 0; c < plan.chunks.size(); ++c)
-      if (plan.owner[c] == dist::rank()) mine += static_cast<int64_t>(plan.chunks[c].second - plan.chunks[c].first);
-    Progress progress(fmt::format("explain {} [rank {}/{}]", a.method, dist::rank(), dist::size()), mine, "ex");
-    for (size_t c = 0; c < plan.chunks.size(); ++c) {
-      if (plan.owner[c] != dist::rank()) continue;
-      const auto [b, e] = plan.chunks[c];
-      if (!shards.done(c)) shards.write(c, explain_batch(b, e));
-      progress.update(static_cast<int64_t>(e - b));
-    }
-    progress.finish();
-    dist::barrier();
-    if (dist::is_root()) shards.merge(plan.chunks.size(), a.out);
+    dist::run_sharded(costs, static_cast<size_t>(a.batch_size), a.out, settings, "explain " + a.method, explain_batch);
     return;
   }
   Output out(a.out);

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "pretrain/corpus.h"
 #include "pretrain/dictionaries.h"
+#include "dist/world.h"
 #include "pretrain/mlm.h"
 #include "util/io.h"
 
@@ -65,7 +66,7 @@ void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
   pt->add_option("--stop-after-steps", po.stop_after_steps, "end this invocation after this many steps in all (a later --resume continues)");
   commands.push_back({pt, [] {
                         const auto r = pretrain::pretrain_mlm(po);
-                        std::cout << r.to_json().dump() << "\n";
+                        if (dist::is_root()) std::cout << r.to_json().dump() << "\n";
                       }});
 }
 

@@ -1,4 +1,6 @@
 // salient command-line interface.
+#include <algorithm>
+
 #include <c10/util/Exception.h>
 
 #include <fmt/ranges.h>
@@ -79,8 +81,10 @@ int main(int argc, char** argv) {
     const std::string name = c.app->get_parent() && c.app->get_parent()->get_parent()
                                  ? c.app->get_parent()->get_name() + " " + c.app->get_name()
                                  : c.app->get_name();
-    if (dist::sharded() && name != "explain" && name != "train" && name != "info")
-      fail("{}: does not run sharded yet (under mpirun: explain, train, info); run it as one process", name);
+    static const std::vector<std::string> sharded_commands = {"explain", "benchmark", "train", "pretrain", "info"};
+    if (dist::sharded() && std::find(sharded_commands.begin(), sharded_commands.end(), name) == sharded_commands.end())
+      fail("{}: does not run sharded yet (under mpirun: {}); run it as one process", name,
+           fmt::join(sharded_commands, ", "));
     c.run();
   }
   return 0;

@@ -9,6 +9,7 @@
 #include "dist/world.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/progress.h"
 
 namespace salient::dist {
 
@@ -86,6 +87,34 @@ void ShardDir::merge(size_t chunks, const std::string& output) const {
   write_file_atomic(output, all);
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);  // the output is complete; a leftover directory is harmless
+}
+
+void run_sharded(const std::vector<double>& item_costs, size_t chunk_items, const std::string& output,
+                 const nlohmann::json& settings, const std::string& label,
+                 const std::function<std::string(size_t, size_t)>& compute) {
+  const ShardPlan plan = plan_shards(item_costs, chunk_items, size());
+  const ShardDir shards(output, settings);
+  if (is_root()) {
+    size_t done = 0;
+    for (size_t c = 0; c < plan.chunks.size(); ++c) done += shards.done(c) ? 1 : 0;
+    if (done > 0)
+      std::fprintf(stderr, "salient: resuming: %zu of %zu chunks already done (%s)\n", done, plan.chunks.size(),
+                   shards.path().c_str());
+  }
+  barrier();  // counted before any rank writes a new chunk
+  int64_t mine = 0;
+  for (size_t c = 0; c < plan.chunks.size(); ++c)
+    if (plan.owner[c] == rank()) mine += static_cast<int64_t>(plan.chunks[c].second - plan.chunks[c].first);
+  Progress progress(fmt::format("{} [rank {}/{}]", label, rank(), size()), mine, "ex");
+  for (size_t c = 0; c < plan.chunks.size(); ++c) {
+    if (plan.owner[c] != rank()) continue;
+    const auto [b, e] = plan.chunks[c];
+    if (!shards.done(c)) shards.write(c, compute(b, e));
+    progress.update(static_cast<int64_t>(e - b));
+  }
+  progress.finish();
+  barrier();
+  if (is_root()) shards.merge(plan.chunks.size(), output);
 }
 
 }  // namespace salient::dist

@@ -4,6 +4,7 @@
 // recomputing a finished chunk and a rank that dies loses only its unfinished chunk; rank 0 then
 // joins the chunks in input order into exactly the file one process writes.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,5 +47,13 @@ class ShardDir {
   std::string chunk_path(size_t chunk) const;
   std::string dir_;
 };
+
+// A whole sharded job, on every rank: plans the chunks (plan_shards), computes this rank's unfinished
+// ones with `compute(begin, end)` (the chunk's text, exactly what one process writes for those
+// items), and rank 0 joins them into `output` once every rank is done. `label` names the progress
+// display; `settings` is what ShardDir checks on resume.
+void run_sharded(const std::vector<double>& item_costs, size_t chunk_items, const std::string& output,
+                 const nlohmann::json& settings, const std::string& label,
+                 const std::function<std::string(size_t, size_t)>& compute);
 
 }  // namespace salient::dist

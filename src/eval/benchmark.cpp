@@ -14,9 +14,12 @@
 #include <fmt/ranges.h>
 
 #include "data/dataset.h"
+#include "dist/shards.h"
+#include "dist/world.h"
 #include "eval/plausibility.h"
 #include "smat/study.h"
 #include "util/error.h"
+#include "util/append_file.h"
 #include "util/io.h"
 #include "util/table.h"
 #include "util/memory.h"
@@ -47,6 +50,33 @@ double nan_if_empty(const std::vector<int>& gold, double v) {
 }
 
 nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+// The (example, method) records of results.jsonl (none when it does not exist). A run killed
+// mid-write leaves a last line without its newline: it is ignored, and with `repair` the file is
+// rewritten without it, so that appending does not glue the next record onto it. A damaged line
+// is skipped: its record is recomputed.
+std::map<std::pair<size_t, std::string>, nlohmann::json> read_results(const std::string& path, bool repair) {
+  std::map<std::pair<size_t, std::string>, nlohmann::json> done;
+  if (!file_exists(path)) return done;
+  std::string text = read_file(path);
+  if (!text.empty() && text.back() != '\n') {
+    text.erase(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+    if (repair) write_file_atomic(path, text);
+  }
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const std::exception&) {
+      continue;
+    }
+    done[{j.at("index").get<size_t>(), j.at("method").get<std::string>()}] = j;
+  }
+  return done;
+}
 
 }  // namespace
 
@@ -118,6 +148,9 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   // Simulability trains students rather than scoring examples: its own run, after the others.
   auto sim = std::find(a.metrics.begin(), a.metrics.end(), "simulability");
   if (sim != a.metrics.end()) {
+    if (dist::sharded())
+      fail("--metrics: simulability trains students and does not run sharded (mpirun -np {}); run it in one process",
+           dist::size());
     if (a.methods.empty()) fail("--methods: give at least one method");
     for (const auto& m : a.methods) explainer_info(m);
     BenchmarkOptions rest = a;
@@ -164,45 +197,21 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   // Resume: (example, method) pairs already in results.jsonl are skipped.
   make_dirs(a.out_dir);
   const std::string results_path = join_path(a.out_dir, "results.jsonl");
-  std::map<std::pair<size_t, std::string>, nlohmann::json> done;
-  if (file_exists(results_path)) {
-    // A run killed mid-write leaves a last line without its newline: it is dropped (and the file
-    // rewritten without it) so that appending does not glue the next record onto it.
-    std::string text = read_file(results_path);
-    if (!text.empty() && text.back() != '\n') {
-      text.erase(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
-      write_file_atomic(results_path, text);
-    }
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(line);
-      } catch (const std::exception&) {
-        continue;  // a damaged line: its record is recomputed
-      }
-      done[{j.at("index").get<size_t>(), j.at("method").get<std::string>()}] = j;
-    }
-  }
-  std::ofstream results(results_path, std::ios::app);
+  std::map<std::pair<size_t, std::string>, nlohmann::json> done = read_results(results_path, !dist::sharded());
 
-  Progress progress("benchmark", static_cast<int64_t>(n * methods.size()), "ex");
-  for (size_t s = 0; s < n; s += a.batch_size) {
-    const size_t e = std::min(n, s + static_cast<size_t>(a.batch_size));
-    for (const auto& method : methods) {
-      std::vector<size_t> todo;
-      std::vector<const Encoding*> todo_encs;
-      for (size_t i = s; i < e; ++i)
-        if (!done.count({i, method})) {
-          todo.push_back(i);
-          todo_encs.push_back(&encs[i]);
-        }
-      if (todo.empty()) {
-        progress.update(static_cast<int64_t>(e - s));
-        continue;
+  // The lines of one method over examples [s, e): computed for the pairs not done; with
+  // `with_done`, the pairs already done are written too (a sharded chunk holds all its lines).
+  auto score_examples = [&](size_t s, size_t e, const std::string& method, bool with_done) {
+    std::string lines;
+    std::vector<size_t> todo;
+    std::vector<const Encoding*> todo_encs;
+    for (size_t i = s; i < e; ++i)
+      if (!done.count({i, method})) {
+        todo.push_back(i);
+        todo_encs.push_back(&encs[i]);
       }
+    std::vector<nlohmann::json> computed;
+    if (!todo.empty()) {
       std::vector<int64_t> todo_targets = predicted_classes(clf, todo_encs);
       PeakMemorySampler sampler;
       const auto t0 = std::chrono::steady_clock::now();
@@ -266,14 +275,55 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         line["index"] = i;
         line["label"] = rec.label;
         line["metrics"] = m;
-        results << line.dump() << "\n";
-        done[{i, method}] = line;
+        computed.push_back(std::move(line));
       }
-      results.flush();
-      progress.update(static_cast<int64_t>(e - s));
     }
+    size_t next = 0;
+    for (size_t i = s; i < e; ++i) {
+      const bool fresh = next < todo.size() && todo[next] == i;
+      if (fresh) done[{i, method}] = std::move(computed[next++]);
+      if (fresh || with_done) lines += done.at({i, method}).dump() + "\n";
+    }
+    return lines;
+  };
+
+  if (dist::sharded()) {
+    // Under mpirun: chunks of one batch (every method's lines for those examples, in the order one
+    // process writes them), balanced over the ranks by cost; rank 0 joins them into results.jsonl
+    // and alone writes the summaries (docs/distributed.md).
+    std::vector<double> costs(n, 0.0);
+    for (const auto& method : methods) {
+      const std::string family = explainer_info(method).family;
+      for (size_t i = 0; i < n; ++i) costs[i] += dist::explain_cost(family, encs[i].ids.size());
+    }
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& method : methods) params[method] = method_options[method].params;
+    const nlohmann::json settings = {
+        {"command", "benchmark"}, {"model", a.model_dir}, {"data", a.data_spec}, {"data_dir", a.data_dir},
+        {"methods", methods}, {"metrics", metrics}, {"params", params}, {"examples", n},
+        {"removal", static_cast<int>(fopts.removal)}, {"tie_seed", fopts.tie_seed},
+        {"metric_output", model_output_name(metric_output)}, {"internal_batch", a.internal_batch},
+        {"batch_size", a.batch_size}};
+    dist::run_sharded(costs, static_cast<size_t>(a.batch_size), results_path, settings, "benchmark",
+                      [&](size_t s, size_t e) {
+                        std::string chunk;
+                        for (const auto& method : methods) chunk += score_examples(s, e, method, true);
+                        return chunk;
+                      });
+    if (!dist::is_root()) return "";
+    done = read_results(results_path, false);
+  } else {
+    AppendFile results(results_path);
+    Progress progress("benchmark", static_cast<int64_t>(n * methods.size()), "ex");
+    for (size_t s = 0; s < n; s += a.batch_size) {
+      const size_t e = std::min(n, s + static_cast<size_t>(a.batch_size));
+      for (const auto& method : methods) {
+        results.write(score_examples(s, e, method, false));
+        progress.update(static_cast<int64_t>(e - s));
+      }
+    }
+    progress.finish();
   }
-  progress.finish();
 
   // Aggregate: mean ± std and a seeded bootstrap 95% CI of the mean, over examples where defined.
   nlohmann::json summary = {{"model", a.model_dir}, {"data", a.data_spec}, {"examples", n}, {"methods", nlohmann::json::object()}};

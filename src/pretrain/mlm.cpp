@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "model/checkpoint.h"
+#include "dist/world.h"
 #include "model/classifier.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -331,13 +332,16 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   }
   const uint64_t eval_seed = o.seed ^ 0x6576616cULL;
   auto evaluate_now = [&] {
+    if (!dist::is_root()) return;  // rank 0 alone reports and writes
     model.eval();
     HeldoutEval e = evaluate_mlm(model, head, tok, heldout, o.masking, eval_seed, o.batch_size);
     e.step = result.steps;
     result.history.push_back(e);
-    std::fprintf(stderr, "step %lld: held-out MLM loss %.4f, accuracy %.4f\n", (long long)e.step, e.loss, e.accuracy);
+    if (Progress::enabled())
+      std::fprintf(stderr, "step %lld: held-out MLM loss %.4f, accuracy %.4f\n", (long long)e.step, e.loss, e.accuracy);
   };
   auto save_checkpoint = [&] {
+    if (!dist::is_root()) return;
     save_mlm_model(model, head, tok, ckpt);
     save_optimizer(*optimizer, ckpt);
     nlohmann::json st = result.to_json();
@@ -354,7 +358,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   int64_t order_epoch = -1;
   const auto started = Clock::now();
   const double seconds_before = result.seconds;
-  const int64_t tokens_before = result.tokens;
+  const int64_t tokens_before = result.tokens, steps_before = result.steps;
   Progress bar("pretrain", o.max_steps - result.steps, "step");
   double loss_avg = 0;
   bool interrupted = false;  // by --stop-after-steps: only the checkpoint is written
@@ -363,7 +367,9 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
       interrupted = true;
       break;
     }
-    if (o.max_minutes > 0 && seconds_before + seconds_since(started) > o.max_minutes * 60) break;
+    bool out_of_time = o.max_minutes > 0 && seconds_before + seconds_since(started) > o.max_minutes * 60;
+    if (dist::sharded()) out_of_time = dist::broadcast_from_root(out_of_time ? 1 : 0) != 0;  // rank 0's clock decides
+    if (out_of_time) break;
     // Batch order depends on (seed, epoch), masking and dropout on (seed, step): a resumed run
     // takes exactly the steps an uninterrupted one would.
     const int64_t epoch = result.steps / per_epoch, pos = result.steps % per_epoch;
@@ -378,19 +384,39 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     for (int64_t i = pos * o.batch_size; i < std::min<int64_t>((pos + 1) * o.batch_size, order.size()); ++i)
       batch.push_back(seqs[order[i]]);
     std::mt19937_64 rng(o.seed * 2654435761ULL + static_cast<uint64_t>(result.steps));
-    torch::manual_seed(o.seed * 7919ULL + static_cast<uint64_t>(result.steps));
+    // Dropout: rank r's own stream (rank 0's is one process's), so ranks never repeat each other's masks.
+    torch::manual_seed(o.seed * 7919ULL + static_cast<uint64_t>(result.steps) + 104729ULL * static_cast<uint64_t>(dist::rank()));
     MaskedBatch mb = mask_batch(batch, tok, ordinary, o.masking, rng);
     model.train(true);
     set_learning_rate(*optimizer, o.lr * warmup_linear_decay(result.steps, o.max_steps, warmup));
     optimizer->zero_grad();
-    MlmStep st = mlm_step(model, head, mb);
-    st.loss.backward();
+    double loss = 0;
+    if (dist::sharded()) {
+      // Data-parallel: every rank masks the whole global batch alike and takes its rows; the loss is
+      // the mean over the batch's masked pieces, so a rank's gradient counts by its share of them.
+      const int64_t rows = mb.input_ids.size(0), r = dist::rank(), n = dist::size();
+      const int64_t from = rows * r / n, to = rows * (r + 1) / n;
+      MaskedBatch mine{mb.input_ids.slice(0, from, to), mb.labels.slice(0, from, to), mb.attention_mask.slice(0, from, to)};
+      const double masked = mb.labels.ne(kIgnore).sum().item<double>();
+      const double share = masked > 0 ? mine.labels.ne(kIgnore).sum().item<double>() / masked : 0.0;
+      if (to > from) {
+        MlmStep st = mlm_step(model, head, mine);
+        st.loss.backward();
+        loss = st.loss.item<double>() * share;
+      }
+      average_gradients(params, share);
+      dist::allreduce_sum(&loss, 1);
+    } else {
+      MlmStep st = mlm_step(model, head, mb);
+      st.loss.backward();
+      loss = st.loss.item<double>();
+    }
     if (o.clip_norm > 0) torch::nn::utils::clip_grad_norm_(params, o.clip_norm);
     optimizer->step();
     ++result.steps;
     result.tokens += mb.attention_mask.sum().item<int64_t>();
-    const double loss = st.loss.item<double>();
-    loss_avg = result.steps == 1 ? loss : 0.98 * loss_avg + 0.02 * loss;
+    // Shown smoothed; started at this run's first loss (a resumed run too).
+    loss_avg = result.steps == steps_before + 1 ? loss : 0.98 * loss_avg + 0.02 * loss;
     const double elapsed = seconds_since(started);
     bar.update(1, fmt::format("loss {:.3f} | {:.0f} tok/s", loss_avg, (result.tokens - tokens_before) / std::max(1e-9, elapsed)));
     result.seconds = seconds_before + elapsed;
@@ -401,7 +427,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   model.eval();
   if (result.history.empty() || result.history.back().step != result.steps) evaluate_now();
   save_checkpoint();
-  if (!interrupted) {  // finished, or out of --max-minutes: the model users fine-tune from
+  if (!interrupted && dist::is_root()) {  // finished, or out of --max-minutes: the model users fine-tune from
     model.set_requires_grad(false);
     save_mlm_model(model, head, tok, o.output_dir);
     nlohmann::json report = result.to_json();

@@ -10,6 +10,7 @@
 #include "sst/data.h"
 #include "sst/render.h"
 #include "util/error.h"
+#include "util/append_file.h"
 #include "util/io.h"
 #include "util/progress.h"
 #include "util/stats.h"
@@ -148,7 +149,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     const SstModel& model = *m.loaded.model;
     const std::string path = join_path(o.out_dir, "examples-" + method + ".jsonl");
     std::map<int64_t, nlohmann::json> records = read_records(path);
-    std::ofstream append(path, std::ios::app);
+    AppendFile append(path);
     const int64_t n = static_cast<int64_t>(m.predictions.size());
     Progress bar("sst evaluate " + method, n, "ex");
     for (int64_t i = 0; i < n; ++i) {
@@ -190,8 +191,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         }
         if (!selection.empty()) rec["selection"] = selection;
       }
-      append << rec.dump() << "\n";
-      append.flush();
+      append.write(rec.dump() + "\n");
       records[i] = rec;
       bar.update(1);
     }

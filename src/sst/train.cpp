@@ -256,8 +256,9 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     e.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     result.train_seconds += e.seconds;
     result.history.push_back(e);
-    std::fprintf(stderr, "salient: epoch %d: train loss %.4f, val loss %.4f, val accuracy %.4f, faithful %.4f, size %.4f (%.0fs)\n",
-                 epoch, e.train_loss, e.val_loss, e.val_accuracy, e.val_faithfulness, e.val_size, e.seconds);
+    if (Progress::enabled())
+      std::fprintf(stderr, "salient: epoch %d: train loss %.4f, val loss %.4f, val accuracy %.4f, faithful %.4f, size %.4f (%.0fs)\n",
+                   epoch, e.train_loss, e.val_loss, e.val_accuracy, e.val_faithfulness, e.val_size, e.seconds);
     if (e.val_loss <= best_loss) {  // the reference code's rule: save when the validation loss is ≤ the best
       best_loss = e.val_loss;
       result.best_epoch = epoch;

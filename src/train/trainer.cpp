@@ -305,11 +305,8 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
   return clf;
 }
 
-namespace {
-// Data-parallel step: every parameter's gradient times `share` (this rank's fraction of the global
-// batch), summed across ranks in one allreduce of a flat float32 buffer. A parameter gets a
-// gradient only if some rank computed one (a rank with an empty slice computes none), as in one
-// process, where AdamW skips a parameter without gradient.
+// A parameter gets a gradient only if some rank computed one (a rank with an empty slice computes
+// none), as in one process, where AdamW skips a parameter without gradient.
 void average_gradients(const std::vector<torch::Tensor>& params, double share) {
   int64_t total = static_cast<int64_t>(params.size());  // the flags come last
   for (const auto& p : params) total += p.numel();
@@ -339,7 +336,6 @@ void average_gradients(const std::vector<torch::Tensor>& params, double share) {
     at += n;
   }
 }
-}  // namespace
 
 TrainResult train_classifier(const TrainOptions& o_in) {
   TrainOptions o = o_in;
@@ -521,11 +517,11 @@ TrainResult train_classifier(const TrainOptions& o_in) {
     rec.seconds = seconds_since(epoch_start);
     if (o.regression) {
       rec.dev_regression = regression_metrics(dev_targets, predict_values(clf, dev_enc));
-      if (dist::is_root()) std::fprintf(stderr, "epoch %d: train loss %.4f, dev Pearson %.4f, MSE %.4f (%s)\n", rec.epoch, rec.train_loss,
+      if (dist::is_root() && Progress::enabled()) std::fprintf(stderr, "epoch %d: train loss %.4f, dev Pearson %.4f, MSE %.4f (%s)\n", rec.epoch, rec.train_loss,
                    rec.dev_regression.pearson, rec.dev_regression.mse, format_duration(rec.seconds).c_str());
     } else {
       rec.dev = classification_metrics(dev_gold, predict_labels(clf, dev_enc), clf.model.config().num_labels);
-      if (dist::is_root()) std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
+      if (dist::is_root() && Progress::enabled()) std::fprintf(stderr, "epoch %d: train loss %.4f, dev accuracy %.4f, macro-F1 %.4f, MCC %.4f (%s)\n", rec.epoch,
                    rec.train_loss, rec.dev.accuracy, rec.dev.macro_f1, rec.dev.mcc, format_duration(rec.seconds).c_str());
     }
     result.history.push_back(rec);

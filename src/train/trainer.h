@@ -91,6 +91,11 @@ void set_learning_rate(torch::optim::AdamW& optimizer, double lr);
 void save_optimizer(torch::optim::AdamW& optimizer, const std::string& dir);
 void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torch::Device device);
 
+// Data-parallel step (under mpirun, docs/distributed.md): every parameter's gradient times `share`
+// (this rank's fraction of the global loss: its examples, or its masked pieces), summed across
+// ranks in one allreduce of a flat float32 buffer kept for the run.
+void average_gradients(const std::vector<torch::Tensor>& params, double share);
+
 // Predicted label ids for a dataset (batched, length-sorted for speed).
 std::vector<int64_t> predict_labels(const Classifier& classifier, const std::vector<Encoding>& encodings,
                                     int64_t batch_size = 64);

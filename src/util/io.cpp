@@ -1,4 +1,5 @@
 #include "util/io.h"
+#include "util/append_file.h"
 #include "util/error.h"
 #include "util/not_found.h"
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -79,21 +81,51 @@ std::string read_gzip_file(const std::string& path) {
   return out;
 }
 
+// Via `path.tmp.<pid>` and rename(2): a reader (or a crash) sees the old file or the new one, never
+// a part. The data is fsync'ed before the rename and the directory after it, so a file this
+// returned from survives a power loss too. A failed write (a full disk) is a one-line error naming
+// `path`; the old file stays and no temporary is left.
 void write_file_atomic(const std::string& path, const void* data, size_t size) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) fail("{}: cannot write ({})", path, std::strerror(errno));
+  errno = 0;
   bool ok = size == 0 || std::fwrite(data, 1, size, f) == size;
-  ok = (std::fflush(f) == 0) && ok;
+  ok = ok && std::fflush(f) == 0;
+  ok = ok && ::fsync(::fileno(f)) == 0;  // the data is on disk before the name points at it
+  const int write_errno = errno;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
+    const int err = write_errno != 0 ? write_errno : errno;
     std::remove(tmp.c_str());
-    fail("{}: write failed ({})", path, std::strerror(errno));
+    fail("{}: write failed ({})", path, std::strerror(err));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     fail("{}: cannot rename temporary file into place ({})", path, std::strerror(errno));
   }
+  // The rename itself is durable once the directory is synced (best effort: some file systems
+  // refuse to open or sync a directory, and the file is already complete).
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+AppendFile::AppendFile(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "ab")) {
+  if (!file_) fail("{}: cannot open for appending ({})", path, std::strerror(errno));
+}
+
+AppendFile::~AppendFile() {
+  if (file_) std::fclose(file_);
+}
+
+void AppendFile::write(const std::string& text) {
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0)
+    fail("{}: write failed ({})", path_, std::strerror(errno != 0 ? errno : EIO));
 }
 
 void write_file_atomic(const std::string& path, const std::string& data) {

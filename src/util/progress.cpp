@@ -12,6 +12,7 @@ bool g_enabled = true;
 }
 
 void Progress::set_enabled(bool on) { g_enabled = on; }
+bool Progress::enabled() { return g_enabled; }
 
 std::string format_duration(double s) {
   if (s < 0 || s != s) return "?";

@@ -15,6 +15,7 @@ class Progress {
   void update(int64_t n = 1, const std::string& status = "");
   void finish(const std::string& status = "");
   static void set_enabled(bool on);  // --quiet turns it off
+  static bool enabled();             // also for a trainer's per-epoch status lines
 
  private:
   void draw(bool final);

@@ -1,5 +1,6 @@
 """Sharded runs under Open MPI (issue #16, docs/distributed.md), on loopback with 2 ranks:
-`mpirun -np 2 salient explain` writes the bytes one process writes; a run with a rank killed by
+`mpirun -np 2 salient explain` writes the bytes one process writes, `benchmark` its records and
+summaries; a run with a rank killed by
 SIGKILL resumes, recomputing only the chunks that were not finished; without mpirun (or with one
 rank) the plain single-process path runs."""
 import os
@@ -52,6 +53,52 @@ def test_two_ranks_write_the_bytes_of_one_process(salient_bin, model_dir, tmp_pa
     assert r.returncode == 0, r.stderr
     assert two.read_bytes() == one.read_bytes()
     assert not Path(str(two) + ".shards").exists()  # merged and cleaned up
+
+
+@needs_mpi
+def test_two_ranks_benchmark_as_one_process(salient_bin, model_dir, tmp_path):
+    """results.jsonl in one process's order with its values (all but the per-example time and
+    memory), and the summaries and heatmaps byte for byte; simulability is refused sharded."""
+    import json as _json
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(_json.dumps({"text": f"{t} , take {i}", "label": i % 2}) + "\n"
+                            for i, t in enumerate(TEXTS)))
+    args = lambda out, *more: ["--quiet", "--threads", "1", "benchmark", "--model", model_dir, "--data", str(data),  # noqa: E731
+                               "--methods", "lime,ig,occlusion", "--metrics", "comprehensiveness,sufficiency",
+                               "--bootstrap", "50", "--batch-size", "3", "--out", str(out), *more]
+    subprocess.run([salient_bin, *args(tmp_path / "one")], check=True, capture_output=True)
+    r = mpi(salient_bin, args(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (tmp_path / "one" / "summary.md").read_text()  # rank 0 alone prints it
+
+    def records(d):
+        out = []
+        for line in (d / "results.jsonl").read_text().splitlines():
+            rec = _json.loads(line)
+            del rec["metrics"]["time_ms"], rec["metrics"]["peak_mem_mb"]
+            out.append(rec)
+        return out
+    assert records(tmp_path / "two") == records(tmp_path / "one")
+    for name in ("summary.json", "summary.csv", "summary.md", "heatmaps.html"):
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+    assert not (tmp_path / "two" / "results.jsonl.shards").exists()
+
+    # A one-process run cut short, then finished sharded: the done records are kept, not recomputed.
+    part = tmp_path / "part"
+    part.mkdir()
+    lines = (tmp_path / "one" / "results.jsonl").read_text().splitlines(keepends=True)
+    kept = lines[:3] + lines[12:15]  # whole (batch, method) groups: lime on 0-2, ig on 3-5
+    (part / "results.jsonl").write_text("".join(kept))
+    r = mpi(salient_bin, args(part))
+    assert r.returncode == 0, r.stderr
+    got = (part / "results.jsonl").read_text().splitlines(keepends=True)
+    for line in kept:  # byte-identical: taken from the file, not explained again
+        assert line in got
+    assert records(part) == records(tmp_path / "one")
+
+    r = mpi(salient_bin, ["--quiet", "benchmark", "--model", model_dir, "--data", str(data), "--methods", "saliency",
+                          "--metrics", "simulability", "--out", str(tmp_path / "sim")])
+    assert r.returncode != 0 and "simulability" in r.stderr and "one process" in r.stderr
 
 
 @needs_mpi
@@ -168,3 +215,43 @@ def test_data_parallel_training_equals_one_process(salient_bin, model_dir, tmp_p
         for h, w in zip(history, one_history):
             assert h["train_loss"] == pytest.approx(w["train_loss"], abs=1e-6)
             assert h["dev"] == w["dev"]
+
+
+@needs_mpi
+def test_data_parallel_pretraining_equals_one_process(salient_bin, model_dir, tmp_path):
+    """MLM pre-training: every rank masks the global batch alike and takes its rows, gradients
+    weighted by the rank's share of masked pieces; with dropout off 2 and 3 ranks give one
+    process's model within 1e-6 per weight; a sharded run stopped and resumed continues exactly."""
+    import json as _json
+    import random
+    import numpy as np
+    rng = random.Random(4)
+    words = ["the", "film", "is", "good", "bad", "a", "story", "of", "love", "and", "war", "slow", "funny"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(" ".join(rng.choice(words) for _ in range(rng.randint(4, 12))) + "\n" for _ in range(300)))
+    args = ["--quiet", "--threads", "1", "pretrain", "--corpus", str(corpus), "--vocab", model_dir, "--layers", "1",
+            "--hidden", "32", "--heads", "2", "--intermediate", "64", "--max-length", "16", "--batch-size", "7",
+            "--max-steps", "8", "--dropout", "0", "--seed", "3", "--eval-every", "4", "--save-every", "4"]
+    subprocess.run([salient_bin, *args, "--out", str(tmp_path / "one")], check=True, capture_output=True)
+    want = load_safetensors(tmp_path / "one" / "model.safetensors")
+    one_report = _json.loads((tmp_path / "one" / "pretrain.json").read_text())
+    for ranks in (2, 3):
+        out = tmp_path / f"ranks{ranks}"
+        r = mpi(salient_bin, [*args, "--out", str(out)], np_=ranks)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.count("\n") == 1  # rank 0 alone prints the report
+        got = load_safetensors(out / "model.safetensors")
+        assert set(got) == set(want)
+        worst = max(float(np.max(np.abs(got[k] - want[k]))) for k in want)
+        assert worst < 1e-6, (ranks, worst)
+        report = _json.loads((out / "pretrain.json").read_text())
+        assert report["tokens"] == one_report["tokens"] and report["steps"] == 8
+        for h, w in zip(report["history"], one_report["history"]):
+            assert h["step"] == w["step"] and h["heldout_loss"] == pytest.approx(w["heldout_loss"], abs=1e-5)
+    # Stopped after 4 steps, resumed: the same model as the uninterrupted 2-rank run.
+    out = tmp_path / "resumed"
+    assert mpi(salient_bin, [*args, "--out", str(out), "--stop-after-steps", "4"]).returncode == 0
+    assert not (out / "model.safetensors").exists() and (out / "checkpoint" / "state.json").exists()
+    r = mpi(salient_bin, [*args, "--out", str(out), "--resume"])
+    assert r.returncode == 0, r.stderr
+    assert (out / "model.safetensors").read_bytes() == (tmp_path / "ranks2" / "model.safetensors").read_bytes()

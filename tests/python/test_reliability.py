@@ -212,3 +212,63 @@ def assert_close(got, want, path="summary"):
         assert abs(got - want) <= 1e-5 * abs(want) + 1e-9, (path, got, want)
     else:
         assert got == want, (path, got, want)
+
+
+def limited_files(max_bytes):
+    """preexec_fn: files may not grow past max_bytes (RLIMIT_FSIZE), and the write that would is
+    refused with EFBIG instead of killing the process (SIGXFSZ ignored): a full disk, injected."""
+    import resource
+
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+    return apply
+
+
+def test_a_full_disk_is_a_one_line_error_and_earlier_outputs_stay(salient_bin, model_dir, tmp_path):
+    inp = tmp_path / "in.txt"
+    inp.write_text("\n".join(TEXTS * 4) + "\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text("earlier output\n")
+
+    def run(args, max_bytes):
+        return subprocess.run([salient_bin, "--quiet", "--threads", "1", *args], capture_output=True, text=True,
+                              preexec_fn=limited_files(max_bytes))
+
+    def one_line_error(r, path):
+        assert r.returncode != 0
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0] and "write failed" in lines[0], r.stderr
+
+    # explain: the output is written whole or not at all.
+    r = run(["explain", "--model", model_dir, "--method", "saliency", "-i", str(inp), "-o", str(out),
+             "--format", "json"], 2000)
+    one_line_error(r, out)
+    assert out.read_text() == "earlier output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.jsonl"]  # no temporary left
+
+    # benchmark: records appended one batch at a time; the disk fills inside results.jsonl.
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "label": i % 2}) + "\n" for i, t in enumerate(TEXTS * 4)))
+    bench = tmp_path / "bench"
+    args = ["benchmark", "--model", model_dir, "--data", str(data), "--methods", "saliency",
+            "--metrics", "comprehensiveness", "--batch-size", "2", "--out", str(bench)]
+    r = run(args, 6000)
+    one_line_error(r, bench / "results.jsonl")
+    assert not (bench / "summary.json").exists()
+    # With room again the run resumes from the whole records it kept.
+    r = run(args, 1 << 30)
+    assert r.returncode == 0, r.stderr
+    assert len((bench / "results.jsonl").read_text().splitlines()) == len(TEXTS * 4)
+    summary = (bench / "summary.json").read_bytes()
+    # A full disk while the summary is rewritten leaves the earlier summary in place.
+    r = run([*args[:-2], "--bootstrap", "7", "--out", str(bench)], 100)
+    one_line_error(r, bench / "summary.md")
+    assert (bench / "summary.json").read_bytes() == summary
+
+    # train: a checkpoint that does not fit is an error, not a short model file.
+    train = tmp_path / "train"
+    r = run(["train", "--train", str(data), "--dev", str(data), "--vocab", model_dir, "--hidden", "32", "--layers", "1",
+             "--heads", "2", "--intermediate", "64", "--epochs", "1", "--out", str(train)], 1 << 20)
+    one_line_error(r, train)
+    assert not (train / "model.safetensors").exists()
