@@ -38,8 +38,12 @@ IdxImages read_idx_images(const std::string& path) {
   images.count = read_be32(data, 4);
   images.rows = read_be32(data, 8);
   images.cols = read_be32(data, 12);
-  uint64_t pixels = static_cast<uint64_t>(images.count) * images.rows * images.cols;
-  check_size(path, data.size(), 16 + pixels);
+  // Three 32-bit sizes: their product can pass 2^64, so it is formed in 128 bits.
+  const unsigned __int128 pixels =
+      static_cast<unsigned __int128>(images.count) * static_cast<uint64_t>(images.rows) * static_cast<uint64_t>(images.cols);
+  if (pixels > data.size()) fail("{}: truncated IDX file ({} bytes, header promises {} x {} x {} pixels)", path,
+                                 data.size(), images.count, images.rows, images.cols);
+  check_size(path, data.size(), 16 + static_cast<uint64_t>(pixels));
   images.pixels.assign(data.begin() + 16, data.end());
   return images;
 }
