@@ -14,6 +14,7 @@
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/memory.h"
 
 using nlohmann::json;
 using salient::DType;
@@ -894,4 +895,17 @@ TEST(FuzzFindings, OutOfRangeNumbersAndZeroPatchSizeAreOneLineErrors) {
   expect_error([&] { salient::read_inputs(in, "in.jsonl"); }, {"in.jsonl:2", "out of range"});
   expect_error([&] { salient::ModelConfig::from_json({{"model_type", "vit"}, {"patch_size", 0}}, "v/config.json"); },
                {"v/config.json", "'patch_size' must be positive"});
+}
+
+// A checkpoint larger than the memory left is refused before it is read: a one-line error naming
+// the file, not the kernel's OOM kill. The file is sparse, so it takes no disk.
+TEST(ResourceBounds, ACheckpointLargerThanMemoryIsRefused) {
+  const int64_t available = salient::available_memory_bytes();
+  if (available <= 0) GTEST_SKIP() << "no MemAvailable here";
+  const std::string path = temp_dir() + "/huge.safetensors";
+  salient::write_file_atomic(path, make_file("{\"w\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}", 16));
+  if (::truncate(path.c_str(), available) != 0) GTEST_SKIP() << "cannot make a sparse file here";
+  expect_error([&] { salient::read_safetensors(path); }, {path, "loading it needs about", "GiB of memory"});
+  std::remove(path.c_str());
+  ::rmdir(temp_dir().c_str());
 }

@@ -33,14 +33,16 @@ void run_tokenize(const TokenizeArgs& a) {
       a.model.empty() ? WordPieceTokenizer::from_path(a.tokenizer) : WordPieceTokenizer::from_dir(a.model);
   Truncation trunc = parse_truncation(a.truncation);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
+  InputReader reader(a.input);
   Output out(a.output);
-  for (const auto& item : read_input_items(a.input)) {
-    if (!item.text) fail("line {}: tokenize needs 'text', not 'input_ids'", item.line_no);
-    Encoding e = tok.encode(*item.text, item.text_pair, a.max_length, trunc);
-    nlohmann::json j = encoding_json(e);
-    if (e.truncated) j["truncated"] = true;
-    out.line(j);
-  }
+  for (auto items = reader.next(kInputBlock); !items.empty(); items = reader.next(kInputBlock))
+    for (const auto& item : items) {
+      if (!item.text) fail("line {}: tokenize needs 'text', not 'input_ids'", item.line_no);
+      Encoding e = tok.encode(*item.text, item.text_pair, a.max_length, trunc);
+      nlohmann::json j = encoding_json(e);
+      if (e.truncated) j["truncated"] = true;
+      out.line(j);
+    }
   out.commit();
 }
 
@@ -55,30 +57,35 @@ void run_predict(const PredictArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   const Model model = Model::load(a.model);
   const Classifier& clf = model.classifier();
-  auto items = read_input_items(a.input);
-  std::vector<Encoding> encs;
-  for (const auto& item : items) {
-    std::string where = fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, item.line_no);
-    if (item.text) encs.push_back(clf.encode(*item.text, item.text_pair, a.max_length));
-    else encs.push_back(clf.encode_ids(item.input_ids, item.token_type_ids, where));
-    if (encs.back().truncated)
-      std::fprintf(stderr, "salient: warning: %s: input truncated to %zu tokens\n", where.c_str(), encs.back().ids.size());
-  }
   const bool text = text_format(a.format, a.output);
+  // Block by block (whole batches each: the batches one process would run), so memory stays
+  // bounded whatever the input's length.
+  InputReader reader(a.input);
   Output out(a.output);
-  const std::vector<Prediction> preds = model.predict(encs, a.batch_size);
-  for (size_t i = 0; i < preds.size(); ++i) {
-    const Prediction& p = preds[i];
-    const InputItem& item = items[i];
-    if (!text) {
-      nlohmann::json j = p.to_json();
-      if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
-      out.line(j);
-    } else if (p.value) {
-      out.text(fmt::format("{:.4f}\t{}\n", *p.value, item.text ? *item.text : "(ids)"));
-    } else {
-      out.text(fmt::format("{} (p = {:.3f})\t{}\n", p.label, p.probs[p.label_id],
-                           item.text ? *item.text + (item.text_pair ? " | " + *item.text_pair : "") : "(ids)"));
+  const size_t block = input_block(a.batch_size);
+  for (auto items = reader.next(block); !items.empty(); items = reader.next(block)) {
+    std::vector<Encoding> encs;
+    for (const auto& item : items) {
+      std::string where = fmt::format("{}:{}", reader.source(), item.line_no);
+      if (item.text) encs.push_back(clf.encode(*item.text, item.text_pair, a.max_length));
+      else encs.push_back(clf.encode_ids(item.input_ids, item.token_type_ids, where));
+      if (encs.back().truncated)
+        std::fprintf(stderr, "salient: warning: %s: input truncated to %zu tokens\n", where.c_str(), encs.back().ids.size());
+    }
+    const std::vector<Prediction> preds = model.predict(encs, a.batch_size);
+    for (size_t i = 0; i < preds.size(); ++i) {
+      const Prediction& p = preds[i];
+      const InputItem& item = items[i];
+      if (!text) {
+        nlohmann::json j = p.to_json();
+        if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
+        out.line(j);
+      } else if (p.value) {
+        out.text(fmt::format("{:.4f}\t{}\n", *p.value, item.text ? *item.text : "(ids)"));
+      } else {
+        out.text(fmt::format("{} (p = {:.3f})\t{}\n", p.label, p.probs[p.label_id],
+                             item.text ? *item.text + (item.text_pair ? " | " + *item.text_pair : "") : "(ids)"));
+      }
     }
   }
   out.commit();

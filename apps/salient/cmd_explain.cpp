@@ -176,15 +176,19 @@ void run_explain(const ExplainArgs& a) {
       fail("--target: {}", e.what());
     }
   }
-  auto items = read_input_items(a.input);
+  const std::string source = a.input == "-" ? "<stdin>" : a.input;
+  std::vector<InputItem> items;
   std::vector<Encoding> encs;
-  for (const auto& item : items) {
-    std::string where = fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, item.line_no);
-    encs.push_back(item.text ? clf.encode(*item.text, item.text_pair, a.max_length)
-                             : clf.encode_ids(item.input_ids, item.token_type_ids, where));
-  }
+  auto encode_items = [&] {
+    encs.clear();
+    for (const auto& item : items) {
+      std::string where = fmt::format("{}:{}", source, item.line_no);
+      encs.push_back(item.text ? clf.encode(*item.text, item.text_pair, a.max_length)
+                               : clf.encode_ids(item.input_ids, item.token_type_ids, where));
+    }
+  };
   const bool text = text_format(a.format, a.out), color = text && (a.out.empty() || a.out == "-") && ::isatty(STDOUT_FILENO);
-  // The lines of inputs [s, e): one batch, explained and formatted.
+  // The lines of inputs [s, e) of `items`: one batch, explained and formatted.
   auto explain_batch = [&](size_t s, size_t e) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < e; ++i) chunk.push_back(&encs[i]);
@@ -193,8 +197,7 @@ void run_explain(const ExplainArgs& a) {
       targets = predicted_classes(clf, chunk);
     } else {
       for (size_t i = s; i < e; ++i)
-        targets.push_back(resolve_target(a.target, clf, items[i],
-                                         fmt::format("{}:{}", a.input == "-" ? "<stdin>" : a.input, items[i].line_no)));
+        targets.push_back(resolve_target(a.target, clf, items[i], fmt::format("{}:{}", source, items[i].line_no)));
     }
     std::vector<Explanation> ex = explainer->explain(clf, chunk, targets, opts);
     torch::Tensor probs;
@@ -215,8 +218,10 @@ void run_explain(const ExplainArgs& a) {
   if (dist::sharded()) {
     // Under mpirun: chunks of one batch each, balanced over the ranks by cost; each finished chunk
     // is a file, and rank 0 joins them into the output one process writes (docs/distributed.md).
-    if (a.out.empty() || a.out == "-") fail("-o: a sharded run (mpirun -np {}) writes to an output file, not stdout", dist::size());
-    if (a.input == "-") fail("-i: a sharded run (mpirun -np {}) reads an input file, not stdin", dist::size());
+    // The plan needs every input's length, so the inputs are read whole.
+    dist::require_sharded_files("-i", a.input, "-o", a.out);
+    items = read_input_items(a.input);
+    encode_items();
     std::vector<double> costs;
     const std::string family = explainer_info(a.method).family;
     for (const auto& e : encs) costs.push_back(dist::explain_cost(family, e.ids.size()));
@@ -229,12 +234,19 @@ void run_explain(const ExplainArgs& a) {
     dist::run_sharded(costs, static_cast<size_t>(a.batch_size), a.out, settings, "explain " + a.method, explain_batch);
     return;
   }
+  // One process: block by block (whole batches each, the batches of reading everything first),
+  // so memory stays bounded whatever the input's length.
+  InputReader reader(a.input);
   Output out(a.out);
-  Progress progress("explain " + a.method, static_cast<int64_t>(encs.size()), "ex");
-  for (size_t s = 0; s < encs.size(); s += a.batch_size) {
-    const size_t e = std::min(encs.size(), s + static_cast<size_t>(a.batch_size));
-    out.text(explain_batch(s, e));
-    progress.update(static_cast<int64_t>(e - s));
+  Progress progress("explain " + a.method, count_input_lines(a.input), "ex");
+  const size_t block = input_block(a.batch_size);
+  for (items = reader.next(block); !items.empty(); items = reader.next(block)) {
+    encode_items();
+    for (size_t s = 0; s < encs.size(); s += a.batch_size) {
+      const size_t e = std::min(encs.size(), s + static_cast<size_t>(a.batch_size));
+      out.text(explain_batch(s, e));
+      progress.update(static_cast<int64_t>(e - s));
+    }
   }
   progress.finish();
   out.commit();

@@ -18,6 +18,7 @@
 
 #include "data/inputs.h"
 #include "util/error.h"
+#include "util/atomic_file.h"
 #include "util/io.h"
 
 namespace salient::cli {
@@ -41,32 +42,51 @@ inline std::vector<int64_t> parse_int_list(const std::string& text, const std::s
   return out;
 }
 
-// Reads all inputs from `path` ("-" = stdin).
-inline std::vector<InputItem> read_input_items(const std::string& path) {
-  if (path == "-" || path.empty()) return read_inputs(std::cin, "<stdin>");
-  if (!file_exists(path)) fail("--input: file '{}' not found", path);
-  std::ifstream in(path);
-  return read_inputs(in, path);
+// Streaming commands read their inputs in blocks of about this many lines (input_block rounds
+// it to whole batches).
+constexpr size_t kInputBlock = 1024;
+inline size_t input_block(int64_t batch_size) {
+  const size_t b = static_cast<size_t>(std::max<int64_t>(batch_size, 1));
+  return std::max<size_t>(1, kInputBlock / b) * b;
 }
 
-// Collects output and writes it at the end: to stdout, or atomically to a file, so a failure
-// midway leaves no partial output file.
+// The number of inputs in a file (its non-blank lines), for a progress total; -1 for stdin.
+inline int64_t count_input_lines(const std::string& path) {
+  if (path.empty() || path == "-") return -1;
+  std::ifstream in(path);
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find_first_not_of(" \t\r") != std::string::npos;
+  return n;
+}
+
+// Reads all inputs from `path` ("-" = stdin).
+inline std::vector<InputItem> read_input_items(const std::string& path) { return InputReader(path).next(SIZE_MAX); }
+
+// A command's output: to stdout, collected and printed at the end, or streamed into a file that
+// is put in place whole by commit() (AtomicFile), so a failure midway leaves no partial output
+// file and a long output does not have to fit in memory.
 class Output {
  public:
-  explicit Output(std::string path) : path_(std::move(path)) {}
-  void line(const nlohmann::json& j) { buf_ << j.dump() << '\n'; }
-  void text(const std::string& s) { buf_ << s; }
+  explicit Output(std::string path) : path_(std::move(path)) {
+    if (!path_.empty() && path_ != "-") file_ = std::make_unique<AtomicFile>(path_);
+  }
+  void line(const nlohmann::json& j) { text(j.dump() + '\n'); }
+  void text(const std::string& s) {
+    if (file_) file_->write(s);
+    else buf_ << s;
+  }
   void commit() {
-    if (path_.empty() || path_ == "-") {
+    if (file_) {
+      file_->commit();
+    } else {
       std::cout << buf_.str();
       std::cout.flush();
-    } else {
-      write_file_atomic(path_, buf_.str());
     }
   }
 
  private:
   std::string path_;
+  std::unique_ptr<AtomicFile> file_;
   std::ostringstream buf_;
 };
 

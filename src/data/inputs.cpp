@@ -1,6 +1,7 @@
 #include "data/inputs.h"
 
-#include <istream>
+#include <cstdint>
+#include <iostream>
 
 #include "util/error.h"
 #include "util/io.h"
@@ -52,13 +53,30 @@ std::optional<InputItem> parse_input_line(const std::string& raw, const std::str
 }
 
 std::vector<InputItem> read_inputs(std::istream& in, const std::string& source) {
+  return InputReader(in, source).next(SIZE_MAX);
+}
+
+InputReader::InputReader(const std::string& path, const std::string& flag) {
+  if (path.empty() || path == "-") {
+    in_ = &std::cin;
+    source_ = "<stdin>";
+    return;
+  }
+  if (!file_exists(path)) fail("{}: file '{}' not found", flag, path);
+  file_.open(path);
+  if (!file_) fail("{}: cannot read '{}'", flag, path);
+  in_ = &file_;
+  source_ = path;
+}
+
+std::vector<InputItem> InputReader::next(size_t max_items) {
   std::vector<InputItem> items;
   std::string line;
-  size_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (auto item = parse_input_line(line, source, n)) items.push_back(std::move(*item));
+  while (items.size() < max_items && std::getline(*in_, line)) {
+    ++line_no_;
+    if (auto item = parse_input_line(line, source_, line_no_)) items.push_back(std::move(*item));
   }
+  if (in_->bad()) fail("{}: read error", source_);
   return items;
 }
 

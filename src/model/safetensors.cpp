@@ -1,6 +1,9 @@
 #include "model/safetensors.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/memory.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -248,7 +251,13 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& p
   return file;
 }
 
-SafetensorsFile read_safetensors(const std::string& path) { return parse_safetensors(read_file(path), path); }
+SafetensorsFile read_safetensors(const std::string& path) {
+  // The file is read whole, then each tensor copied out of it: twice its size at the peak.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    require_memory(path, 2 * static_cast<uint64_t>(st.st_size), "loading it");
+  return parse_safetensors(read_file(path), path);
+}
 
 std::string serialize_safetensors(const SafetensorsFile& file) { return serialize_impl(file, "safetensors"); }
 

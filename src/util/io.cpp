@@ -1,4 +1,5 @@
 #include "util/io.h"
+#include "util/atomic_file.h"
 #include "util/append_file.h"
 #include "util/error.h"
 #include "util/not_found.h"
@@ -85,33 +86,63 @@ std::string read_gzip_file(const std::string& path) {
 // a part. The data is fsync'ed before the rename and the directory after it, so a file this
 // returned from survives a power loss too. A failed write (a full disk) is a one-line error naming
 // `path`; the old file stays and no temporary is left.
-void write_file_atomic(const std::string& path, const void* data, size_t size) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("{}: cannot write ({})", path, std::strerror(errno));
-  errno = 0;
-  bool ok = size == 0 || std::fwrite(data, 1, size, f) == size;
-  ok = ok && std::fflush(f) == 0;
-  ok = ok && ::fsync(::fileno(f)) == 0;  // the data is on disk before the name points at it
-  const int write_errno = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    const int err = write_errno != 0 ? write_errno : errno;
-    std::remove(tmp.c_str());
-    fail("{}: write failed ({})", path, std::strerror(err));
+AtomicFile::AtomicFile(const std::string& path) : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())) {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (!file_) fail("{}: cannot write ({})", path_, std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_) {
+    std::fclose(file_);
+    std::remove(tmp_.c_str());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("{}: cannot rename temporary file into place ({})", path, std::strerror(errno));
+}
+
+void AtomicFile::failed(int err) {
+  std::fclose(file_);
+  file_ = nullptr;
+  std::remove(tmp_.c_str());
+  fail("{}: write failed ({})", path_, std::strerror(err != 0 ? err : EIO));
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  if (!file_) fail("{}: written after commit", path_);
+  errno = 0;
+  if (size > 0 && std::fwrite(data, 1, size, file_) != size) failed(errno);
+}
+
+void AtomicFile::commit() {
+  if (!file_) fail("{}: committed twice", path_);
+  errno = 0;
+  if (std::fflush(file_) != 0) failed(errno);
+  if (::fsync(::fileno(file_)) != 0) failed(errno);  // the data is on disk before the name points at it
+  errno = 0;
+  const int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (closed != 0) {
+    const int err = errno;
+    std::remove(tmp_.c_str());
+    fail("{}: write failed ({})", path_, std::strerror(err != 0 ? err : EIO));
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp_.c_str());
+    fail("{}: cannot rename temporary file into place ({})", path_, std::strerror(err));
   }
   // The rename itself is durable once the directory is synced (best effort: some file systems
   // refuse to open or sync a directory, and the file is already complete).
-  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
   const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_file_atomic(const std::string& path, const void* data, size_t size) {
+  AtomicFile file(path);
+  file.write(data, size);
+  file.commit();
 }
 
 AppendFile::AppendFile(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "ab")) {

@@ -3,8 +3,42 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "util/error.h"
 
 namespace salient {
+
+namespace {
+
+// The first number in a file (-1 when it cannot be read, or reads "max": no limit).
+int64_t read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word)) return -1;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(word, &used);
+    return used == word.size() && v >= 0 ? v : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+int64_t mem_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    int64_t kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  return -1;
+}
+
+}  // namespace
 
 int64_t allocated_bytes() {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
@@ -13,6 +47,29 @@ int64_t allocated_bytes() {
 #else
   return 0;
 #endif
+}
+
+int64_t available_memory_bytes() {
+  int64_t available = mem_available();
+  // cgroup v2, then v1 (whose "no limit" is a huge number, beyond any MemAvailable).
+  for (const auto& [limit_file, usage_file] :
+       {std::pair<const char*, const char*>{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const int64_t limit = read_number(limit_file), usage = read_number(usage_file);
+    if (limit < 0 || usage < 0) continue;
+    const int64_t room = limit > usage ? limit - usage : 0;
+    if (available < 0 || room < available) available = room;
+    break;
+  }
+  return available;
+}
+
+void require_memory(const std::string& path, uint64_t bytes, const std::string& what) {
+  const int64_t available = available_memory_bytes();
+  if (available < 0 || bytes <= static_cast<uint64_t>(available)) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  fail("{}: {} needs about {:.2f} GiB of memory but only {:.2f} GiB is available", path, what, bytes / kGiB,
+       available / kGiB);
 }
 
 PeakMemorySampler::PeakMemorySampler() : baseline_(allocated_bytes()) {

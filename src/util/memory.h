@@ -6,12 +6,22 @@
 // memory stays resident and is reused) can isolate one method in a long-running process.
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 namespace salient {
 
 // Bytes currently allocated through malloc (0 where mallinfo2 is unavailable).
 int64_t allocated_bytes();
+
+// Memory this process can still take: the kernel's MemAvailable, lowered to the room left under a
+// cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) when the process runs in one. -1 when
+// neither can be read (then nothing is refused).
+int64_t available_memory_bytes();
+
+// Fails with "PATH: WHAT needs about X GiB of memory but only Y GiB is available" when `bytes`
+// exceed available_memory_bytes(): a clear error instead of the kernel's OOM kill.
+void require_memory(const std::string& path, uint64_t bytes, const std::string& what);
 
 class PeakMemorySampler {
  public:

@@ -28,9 +28,9 @@ def rel_err(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-def cli(salient_bin, *args, threads=None, check=True):
+def cli(salient_bin, *args, threads=None, check=True, input=None):
     cmd = [salient_bin, "--quiet"] + (["--threads", str(threads)] if threads else []) + list(args)
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, input=input)
     if check and r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)}: {r.stderr}")
     return r
@@ -96,7 +96,8 @@ def test_repeated_commands_write_identical_bytes(salient_bin, model_dir, tmp_pat
 
 
 # What legitimately differs between two runs (docs/RELIABILITY.md): measured wall times and memory.
-MEASURED = {"seconds", "train_seconds", "time_ms", "peak_mem_mb"}
+MEASURED = {"seconds", "train_seconds", "time_ms", "peak_mem_mb", "student_step_seconds", "meta_step_seconds",
+            "meta_step_over_student_step"}
 
 
 def comparable(path):
@@ -272,3 +273,119 @@ def test_a_full_disk_is_a_one_line_error_and_earlier_outputs_stay(salient_bin, m
              "--heads", "2", "--intermediate", "64", "--epochs", "1", "--out", str(train)], 1 << 20)
     one_line_error(r, train)
     assert not (train / "model.safetensors").exists()
+
+
+def test_a_model_larger_than_memory_is_refused_with_one_line(salient_bin, model_dir, tmp_path):
+    """A checkpoint bigger than the memory left (a sparse file: no disk used) is refused before it
+    is read, naming the file, instead of the process being killed by the kernel."""
+    big = tmp_path / "big"
+    big.mkdir()
+    for name in os.listdir(model_dir):
+        if name != "model.safetensors":
+            (big / name).write_bytes((Path(model_dir) / name).read_bytes())
+    weights = big / "model.safetensors"
+    weights.write_bytes((Path(model_dir) / "model.safetensors").read_bytes())
+    available = next(int(line.split()[1]) * 1024 for line in open("/proc/meminfo") if line.startswith("MemAvailable:"))
+    os.truncate(weights, available)  # sparse: holes read as zeros
+    r = subprocess.run([salient_bin, "predict", "--model", str(big)], input="good\n", capture_output=True, text=True)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(weights) in lines[0] and "GiB of memory" in lines[0], r.stderr
+
+
+def all_json_parses(root):
+    def check():
+        for p in Path(root).rglob("*.json"):
+            json.loads(p.read_text())  # written whole or not at all
+    return check
+
+
+def test_killed_long_runs_resume_to_the_uninterrupted_result(salient_bin, model_dir, shared, tmp_path):
+    """pretrain, vit train, sst train and a SMaT study, each killed (SIGKILL) at three random points
+    and resumed, end with the uninterrupted run's model or study results; after every kill each JSON
+    file present parses, and a study keeps the student runs that finished before the kill."""
+    rng = random.Random(6)
+    words = ["the", "film", "is", "good", "bad", "a", "story", "of", "love", "and", "war", "slow", "funny"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(" ".join(rng.choice(words) for _ in range(rng.randint(4, 12))) + "\n" for _ in range(400)))
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"text": f"{TEXTS[i % 5]} , take {i}", "label": int(i % 5 in (0, 2, 3))}) + "\n"
+                            for i in range(60)))
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"text": " ".join(rng.choice(words) for _ in range(4 + i % 5))}) + "\n"
+                            for i in range(60)))
+    data_dir = str(shared / "data")
+    jobs = {
+        "pretrain": (["pretrain", "--corpus", str(corpus), "--vocab", model_dir, "--layers", "1", "--hidden", "32",
+                      "--heads", "2", "--intermediate", "64", "--max-length", "16", "--batch-size", "8",
+                      "--max-steps", "60", "--seed", "3", "--eval-every", "20", "--save-every", "5"], ["--resume"],
+                     ["model.safetensors"]),
+        "vit": (["vit", "train", "--data", "mnist:train", "--dev", "mnist:val", "--data-dir", data_dir,
+                 "--max-train-examples", "512", "--epochs", "4", "--hidden", "16", "--layers", "1", "--heads", "2",
+                 "--intermediate", "16", "--patch-size", "7", "--seed", "2"], ["--resume"], ["model.safetensors"]),
+        "sst": (["sst", "train", "--train", str(data), "--dev", str(data), "--arch", "transformer", "--init", model_dir,
+                 "--epochs", "4", "--batch-size", "8", "--seed", "4"], ["--resume"], ["model.safetensors"]),
+        "study": (["smat", "study", "--teacher", model_dir, "--pool", str(pool), "--sizes", "8", "--seeds", "0,1",
+                   "--explainers", "none,saliency,smat", *SMAT_STUDY_FLAGS], [], ["summary.json"]),
+    }
+    for name, (args, resume, artifacts) in jobs.items():
+        whole = tmp_path / f"{name}-whole"
+        start = time.perf_counter()
+        cli(salient_bin, *args, "--out", str(whole), threads=2)
+        seconds = time.perf_counter() - start
+        killed = tmp_path / f"{name}-killed"
+        cmd = [salient_bin, "--quiet", "--threads", "2", *args, "--out", str(killed), *resume]
+        finished = {}  # study run files present after a kill, with their modification times
+
+        def after_kill():
+            all_json_parses(killed)()
+            for p in (killed / "runs").glob("*.json"):
+                finished.setdefault(p.name, p.stat().st_mtime_ns)
+        run_killed(cmd, sorted(rng.uniform(0.15, 0.85) * seconds for _ in range(3)), after_kill)
+        for run, mtime in finished.items():  # a finished student run is never redone
+            assert (killed / "runs" / run).stat().st_mtime_ns == mtime, (name, run)
+        for artifact in artifacts:
+            assert comparable(killed / artifact) == comparable(whole / artifact), (name, artifact)
+        if name == "study":
+            runs = sorted(p.name for p in (whole / "runs").iterdir())
+            assert sorted(p.name for p in (killed / "runs").iterdir()) == runs
+            for run in runs:
+                assert comparable(killed / "runs" / run) == comparable(whole / "runs" / run), run
+
+
+SMAT_STUDY_FLAGS = ["--test-size", "12", "--valid-size", "8", "--optimizer", "adamw", "--lr", "0.001",
+                    "--max-epochs", "2", "--batch-size", "4"]
+
+
+def peak_rss_mb(cmd):
+    """Runs cmd and returns its peak resident set (ru_maxrss of the child) in MiB."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 0, p.stderr.read().decode()
+    return usage.ru_maxrss / 1024
+
+
+def test_inputs_stream_in_bounded_memory(salient_bin, model_dir, tmp_path):
+    """predict and explain read their input a block at a time and stream their output into the
+    file they put in place at the end: 30 times more lines must not take more memory (measured:
+    1.6 MiB more peak RSS for 29,000 more lines)."""
+    for lines in (1000, 30000):
+        (tmp_path / f"in{lines}.jsonl").write_text(
+            "".join(json.dumps({"text": f"{TEXTS[i % 5]} , line {i}", "id": i}) + "\n" for i in range(lines)))
+    rss = {}
+    for lines in (1000, 30000):
+        inp, out = tmp_path / f"in{lines}.jsonl", tmp_path / f"out{lines}.jsonl"
+        rss[lines] = peak_rss_mb([salient_bin, "--quiet", "--threads", "1", "predict", "--model", model_dir, "-i", str(inp),
+                                  "-o", str(out), "--format", "json"])
+        assert len(out.read_text().splitlines()) == lines
+    assert rss[30000] - rss[1000] < 8, rss
+    # explain: the same lines as a whole-input run (blocks are whole batches), in bounded memory.
+    small = tmp_path / "in1000.jsonl"
+    cli(salient_bin, "explain", "--model", model_dir, "--method", "saliency", "-i", str(small), "-o",
+        str(tmp_path / "ex.jsonl"), "--batch-size", "7", "--format", "json", threads=1)
+    got = (tmp_path / "ex.jsonl").read_text().splitlines()
+    assert len(got) == 1000 and json.loads(got[-1])["id"] == 999
+    first_batches = cli(salient_bin, "explain", "--model", model_dir, "--method", "saliency", "--batch-size", "7",
+                     "--format", "json", "-i", "-", threads=1, input="\n".join(small.read_text().splitlines()[:14]) + "\n")
+    assert first_batches.stdout.splitlines() == got[:14]  # the same batches, read from stdin

@@ -202,7 +202,7 @@ ExplainerInfo ig_info() {
                                           "riemann_trapezoid", "gauss", "left", "right", "middle", "midpoint",
                                           "trapezoid", "gauss_legendre", "gauss-legendre"};
   return {"ig", "gradient", "integrated gradients on the word embeddings (Sundararajan et al. 2017)",
-          {int_param("steps", 50, 2, kInf, "integration points"),
+          {int_param("steps", 50, 2, 100000, "integration points"),
            choice_param("rule", "gausslegendre", rules, "quadrature rule (Captum's names; short aliases accepted)"),
            choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
                         "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),

@@ -92,7 +92,7 @@ std::vector<double> kernel_shap_fit(const std::vector<std::vector<int>>& z, cons
 
 ExplainerInfo kernel_shap_info() {
   return {"kernel_shap", "perturbation", "KernelSHAP: Shapley kernel regression, paired sampling, exact for short inputs",
-          {int_param("samples", nullptr, 4, kInf, "evaluation budget when sampling (no value: 2d + 2048, shap's)"),
+          {int_param("samples", nullptr, 4, 1000000, "evaluation budget when sampling (no value: 2d + 2048, shap's)"),
            int_param("exact_max", 10, 0, 20, "enumerate every coalition up to this many tokens (exact Shapley values)"),
            removal_param()},
           [] { return std::unique_ptr<Explainer>(new KernelShap()); }};

@@ -73,7 +73,7 @@ std::vector<double> lime_fit(const std::vector<std::vector<int>>& z, const std::
 
 ExplainerInfo lime_info() {
   return {"lime", "perturbation", "LIME for text: masked samples, cosine kernel, weighted ridge (Ribeiro et al. 2016)",
-          {int_param("samples", 5000, 2, kInf, "perturbed samples per input (lime's default)"),
+          {int_param("samples", 5000, 2, 1000000, "perturbed samples per input (lime's default)"),
            choice_param("features", "words", {"words", "positions"},
                         "words: lime's bag of words (a word and all its occurrences); positions: each token"),
            number_param("kernel_width", 25.0, 1e-12, kInf, "width of the exponential kernel on the cosine distance"),
