@@ -10,8 +10,11 @@
 #include "attattr/report.h"
 #include "commands.h"
 #include "data/dataset.h"
+#include "dist/shards.h"
+#include "dist/world.h"
 #include "model/classifier.h"
 #include "util/progress.h"
+#include "util/tensor_values.h"
 
 namespace salient::cli {
 
@@ -145,20 +148,40 @@ void run_attribute(const AttributeArgs& a) {
   }
   if (a.html_index < 0 || (!a.html.empty() && a.html_index >= (int64_t)encs.size()))
     fail("--html-index: {} is not an input line index (0..{})", a.html_index, (int64_t)encs.size() - 1);
+  // The output lines of inputs [s, e).
+  auto attribute_inputs = [&](size_t s, size_t e, Progress* progress) {
+    std::string lines;
+    for (size_t i = s; i < e; ++i) {
+      const Encoding& enc = encs[i];
+      AttributionResult r = a.straightforward
+                                ? attribute_straightforward(clf.model, row(enc.ids), row(enc.type_ids), targets[i], o)
+                                : attribute(clf.model, row(enc.ids), row(enc.type_ids), targets[i], o);
+      json j = attribution_json(clf, enc, r, o, layer_ids);
+      const auto& fields = items[i].fields;
+      if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
+      if (!a.html.empty() && (int64_t)i == a.html_index)
+        write_file_atomic(a.html, attribution_html(j, "Self-Attention Attribution — " + clf.dir));
+      lines += j.dump() + "\n";
+      if (progress) progress->update();
+    }
+    return lines;
+  };
+  if (dist::sharded()) {
+    // Under mpirun (docs/distributed.md): chunks of a few inputs, balanced by cost (every layer's
+    // attention, L², at each of the m points), joined by rank 0 into one process's output.
+    dist::require_sharded_files("-i", a.input, "-o", a.output);
+    std::vector<double> costs;
+    for (const auto& e : encs) costs.push_back(static_cast<double>(e.ids.size() * e.ids.size()));
+    const json settings = {{"command", "attattr attribute"}, {"model", clf.dir}, {"m", o.m}, {"rule", rule_short_name(o.rule)},
+                           {"max_batch_mb", a.c.max_batch_mb}, {"layers", a.layers}, {"target", a.target}, {"straightforward", a.straightforward},
+                           {"input", a.input}, {"inputs", encs.size()}, {"input_bytes", read_file(a.input).size()}};
+    dist::run_sharded(costs, 4, a.output, settings, "attattr",
+                      [&](size_t s, size_t e) { return attribute_inputs(s, e, nullptr); });
+    return;
+  }
   Output out(a.output);
   Progress progress("attattr", (int64_t)encs.size(), "ex");
-  for (size_t i = 0; i < encs.size(); ++i) {
-    const Encoding& e = encs[i];
-    AttributionResult r = a.straightforward ? attribute_straightforward(clf.model, row(e.ids), row(e.type_ids), targets[i], o)
-                                            : attribute(clf.model, row(e.ids), row(e.type_ids), targets[i], o);
-    json j = attribution_json(clf, e, r, o, layer_ids);
-    const auto& fields = items[i].fields;
-    if (fields.is_object() && fields.contains("id")) j["id"] = fields["id"];
-    if (!a.html.empty() && (int64_t)i == a.html_index)
-      write_file_atomic(a.html, attribution_html(j, "Self-Attention Attribution — " + clf.dir));
-    out.line(j);
-    progress.update();
-  }
+  out.text(attribute_inputs(0, encs.size(), &progress));
   progress.finish();
   out.commit();
 }
@@ -171,13 +194,73 @@ struct HeadsArgs {
   uint64_t seed = 0;
 };
 
-json heads_json(const Classifier& clf, const HeadsArgs& a) {
-  LabelledSet set = load_labelled_set(clf, a.data, a.c.data_dir, a.limit, "--data");
+void check_heads_args(const HeadsArgs& a) {
   if (a.target != "gold" && a.target != "pred") fail("--target: must be gold or pred (got '{}')", a.target);
+  if (a.taylor_batch <= 0) fail("--taylor-batch: must be positive (got {})", a.taylor_batch);
+}
+
+json heads_json(const Classifier& clf, const HeadsArgs& a) {
+  check_heads_args(a);
+  LabelledSet set = load_labelled_set(clf, a.data, a.c.data_dir, a.limit, "--data");
   json j = head_scores_json(clf, set, options(a.c), a.target == "gold", a.taylor_batch, a.seed);
   j["model"] = clf.dir;
   j["data"] = a.data;
   return j;
+}
+
+// Under mpirun: chunks of --taylor-batch examples (one Taylor batch each, as one process batches
+// them), balanced by tokens; a chunk file holds its examples' terms of each sum, and rank 0 adds
+// them in example order, which is exactly one process's sum (analysis.h).
+void run_heads_sharded(const Classifier& clf, const HeadsArgs& a) {
+  dist::require_sharded_files("", "", "-o", a.out);
+  check_heads_args(a);
+  const LabelledSet set = load_labelled_set(clf, a.data, a.c.data_dir, a.limit, "--data");
+  const AttributionOptions o = options(a.c);
+  const bool gold = a.target == "gold";
+  std::vector<double> costs;
+  for (const auto& e : set.encodings) costs.push_back(static_cast<double>(e.ids.size()));
+  const json settings = {{"command", "attattr heads"}, {"model", clf.dir}, {"data", a.data}, {"limit", a.limit},
+                         {"examples", set.encodings.size()}, {"m", o.m}, {"rule", rule_short_name(o.rule)},
+                         {"max_batch_mb", a.c.max_batch_mb},
+                         {"target", a.target}, {"taylor_batch", a.taylor_batch}};
+  auto values = [](const std::vector<torch::Tensor>& terms) {
+    json list = json::array();
+    for (const auto& t : terms) list.push_back(tensor_values(t));
+    return list;
+  };
+  auto compute = [&](size_t s, size_t e) {
+    std::vector<torch::Tensor> attattr, attention, taylor, michel;
+    std::vector<TaylorHeadScores> batches;
+    attattr_head_scores(clf.model, set, o, gold, {s, e}, &attattr);
+    attention_head_scores(clf.model, set, {s, e}, &attention);
+    taylor_head_scores(clf.model, set, a.taylor_batch, {s, e}, &batches);
+    for (const auto& b : batches) {
+      taylor.push_back(b.attattr);
+      michel.push_back(b.michel);
+    }
+    return json{{"attattr", values(attattr)}, {"attention", values(attention)}, {"taylor", values(taylor)},
+                {"taylor_michel", values(michel)}}.dump() + "\n";
+  };
+  auto join = [&](const std::vector<std::string>& chunks) {
+    const int64_t layers = clf.model.num_layers(), heads = clf.model.num_heads();
+    auto zeros = [&] { return torch::zeros({layers, heads}, torch::kFloat64); };
+    HeadScoreSums sums{zeros(), zeros(), {zeros(), zeros()}};
+    auto add = [&](torch::Tensor& total, const json& terms) {
+      for (const auto& t : terms) total += torch::tensor(t.get<std::vector<double>>(), torch::kFloat64).view({layers, heads});
+    };
+    for (const std::string& text : chunks) {
+      const json c = json::parse(text);
+      add(sums.attattr, c.at("attattr"));
+      add(sums.attention, c.at("attention"));
+      add(sums.taylor.attattr, c.at("taylor"));
+      add(sums.taylor.michel, c.at("taylor_michel"));
+    }
+    json j = head_scores_json(clf.model, set.encodings.size(), o, gold, a.seed, sums);
+    j["model"] = clf.dir;
+    j["data"] = a.data;
+    return j.dump(2) + "\n";
+  };
+  dist::run_sharded(costs, static_cast<size_t>(a.taylor_batch), a.out, settings, "attattr heads", compute, join);
 }
 
 // ---- prune ----
@@ -392,6 +475,7 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({attr, [] { run_attribute(at); }});
   commands.push_back({heads, [] {
     Classifier clf = load(hd.c);
+    if (dist::sharded()) return run_heads_sharded(clf, hd);
     json j = heads_json(clf, hd);
     Output out(hd.out);
     out.text(j.dump(2) + "\n");

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "commands.h"
+#include "dist/world.h"
 #include "data/dataset.h"
 #include "smat/plausibility.h"
 #include "smat/study.h"
@@ -141,9 +142,8 @@ void run_study(StudyArgs& a) {
   a.o.seeds.clear();
   for (int64_t s : parse_int_list(a.seeds, "--seeds", 0)) a.o.seeds.push_back(static_cast<uint64_t>(s));
   a.o.explainers = split_list(a.explainers);
-  const nlohmann::json summary = smat::run_study(a.o);
-  std::cout << read_file(join_path(a.o.out_dir, "report.md"));
-  (void)summary;
+  smat::run_study(a.o);
+  if (dist::is_root()) std::cout << read_file(join_path(a.o.out_dir, "report.md"));
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
     const std::string name = c.app->get_parent() && c.app->get_parent()->get_parent()
                                  ? c.app->get_parent()->get_name() + " " + c.app->get_name()
                                  : c.app->get_name();
-    static const std::vector<std::string> sharded_commands = {"explain", "benchmark", "train", "pretrain", "info"};
+    static const std::vector<std::string> sharded_commands = {"explain", "benchmark", "train", "pretrain", "info",
+                                                                 "attattr attribute", "attattr heads", "smat study"};
     if (dist::sharded() && std::find(sharded_commands.begin(), sharded_commands.end(), name) == sharded_commands.end())
       fail("{}: does not run sharded yet (under mpirun: {}); run it as one process", name,
            fmt::join(sharded_commands, ", "));

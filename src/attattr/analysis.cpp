@@ -53,45 +53,65 @@ std::vector<int64_t> predict(const Transformer& model, const std::vector<Encodin
 
 }  // namespace
 
+namespace {
+
+std::pair<size_t, size_t> clamp(ExampleRange r, size_t n) {
+  const size_t end = std::min(r.end, n);
+  return {std::min(r.begin, end), end};
+}
+
+}  // namespace
+
 torch::Tensor attattr_head_scores(const Transformer& model, const LabelledSet& data, const AttributionOptions& opts,
-                                  bool use_gold) {
+                                  bool use_gold, ExampleRange range, std::vector<torch::Tensor>* terms) {
   AttributionOptions all = opts;
   all.layers.clear();
+  const auto [begin, end] = clamp(range, data.encodings.size());
   torch::Tensor total = torch::zeros({model.num_layers(), model.num_heads()}, torch::kFloat64);
-  Progress progress("attattr head scores", (int64_t)data.encodings.size(), "ex");
-  for (size_t i = 0; i < data.encodings.size(); ++i) {
+  Progress progress("attattr head scores", static_cast<int64_t>(end - begin), "ex");
+  for (size_t i = begin; i < end; ++i) {
     const Encoding& e = data.encodings[i];
     AttributionResult r = attribute(model, ids_of(e), types_of(e), use_gold ? data.labels[i] : -1, all);
-    total += head_importance(r).to(torch::kCPU, torch::kFloat64);
+    torch::Tensor term = head_importance(r).to(torch::kCPU, torch::kFloat64);
+    total += term;
+    if (terms) terms->push_back(term);
     progress.update();
   }
   progress.finish();
   return total;
 }
 
-torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet& data) {
+torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet& data, ExampleRange range,
+                                    std::vector<torch::Tensor>* terms) {
   torch::NoGradGuard no_grad;
+  const auto [begin, end] = clamp(range, data.encodings.size());
   torch::Tensor total = torch::zeros({model.num_layers(), model.num_heads()}, torch::kFloat64);
-  for (const Encoding& e : data.encodings) {
+  for (size_t i = begin; i < end; ++i) {
+    const Encoding& e = data.encodings[i];
     ForwardRequest req;
     req.input_ids = ids_of(e).to(model.device());
     req.token_type_ids = types_of(e).to(model.device());
     req.want_attentions = true;
     ForwardResult r = model.forward(req);
+    torch::Tensor term = torch::zeros_like(total);
     for (int64_t l = 0; l < model.num_layers(); ++l)
-      total[l] += std::get<0>(r.attentions[l][0].flatten(1).max(1)).to(torch::kCPU, torch::kFloat64);
+      term[l] = std::get<0>(r.attentions[l][0].flatten(1).max(1)).to(torch::kCPU, torch::kFloat64);
+    total += term;
+    if (terms) terms->push_back(term);
   }
   return total;
 }
 
-TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size) {
+TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size,
+                                    ExampleRange range, std::vector<TaylorHeadScores>* batch_terms) {
   const int64_t n_layers = model.num_layers(), n_heads = model.num_heads();
-  torch::Tensor per_token = torch::zeros({n_layers, n_heads}, torch::kFloat64), per_example = torch::zeros_like(per_token);
+  TaylorHeadScores sums{torch::zeros({n_layers, n_heads}, torch::kFloat64), torch::zeros({n_layers, n_heads}, torch::kFloat64)};
   const auto& encs = data.encodings;
-  for (size_t s = 0; s < encs.size(); s += batch_size) {
+  const auto [begin, end] = clamp(range, encs.size());
+  for (size_t s = begin; s < end; s += batch_size) {
     std::vector<const Encoding*> chunk;
     std::vector<int64_t> labels;
-    for (size_t i = s; i < std::min(encs.size(), s + batch_size); ++i) {
+    for (size_t i = s; i < std::min(end, s + batch_size); ++i) {
       chunk.push_back(&encs[i]);
       labels.push_back(data.labels[i]);
     }
@@ -119,14 +139,22 @@ TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet&
         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
     std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, xi);
     torch::Tensor real = b.attention_mask.to(torch::kCPU, torch::kFloat64).view({B, 1, L});
+    TaylorHeadScores term{torch::zeros_like(sums.attattr), torch::zeros_like(sums.michel)};
     for (int64_t l = 0; l < n_layers; ++l) {
       torch::Tensor t = grads[l].to(torch::kCPU, torch::kFloat64).squeeze(-1) * real;  // [B, H, L]
-      per_token[l] += t.abs().sum(std::vector<int64_t>{0, 2});
-      per_example[l] += t.sum(2).abs().sum(0);
+      term.attattr[l] = t.abs().sum(std::vector<int64_t>{0, 2});
+      term.michel[l] = t.sum(2).abs().sum(0);
     }
+    sums.attattr += term.attattr;
+    sums.michel += term.michel;
+    if (batch_terms) batch_terms->push_back(term);
   }
+  return normalise_taylor(sums);
+}
+
+TaylorHeadScores normalise_taylor(const TaylorHeadScores& sums) {
   auto normalised = [](const torch::Tensor& t) { return t / (t.norm(2, -1, true) + 1e-20); };
-  return {normalised(per_token), normalised(per_example)};
+  return {normalised(sums.attattr), normalised(sums.michel)};
 }
 
 torch::Tensor random_head_scores(const Transformer& model, uint64_t seed) {

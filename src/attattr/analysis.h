@@ -4,6 +4,7 @@
 // (Algorithm 1 as the authors' script builds it) and adversarial trigger patterns.
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,20 @@ struct LabelledSet {
 // ---- head importance: [num_layers, H] ----
 // Σ over examples of max over each head's attribution matrix; target = gold label (use_gold) or
 // the prediction. Every layer is attributed.
+//
+// Each takes an optional range of the examples (a sharded run's part) and an optional `terms`
+// out-parameter that receives the sum's terms in order (one per example, or per Taylor batch):
+// 0 + terms[0] + terms[1] + ... in float64 is the returned sum exactly, so a sum over parts joined
+// term by term equals the whole set's, bit for bit.
+struct ExampleRange {
+  size_t begin = 0, end = SIZE_MAX;  // [begin, end), end clamped to the set's size
+};
 torch::Tensor attattr_head_scores(const Transformer& model, const LabelledSet& data, const AttributionOptions& opts,
-                                  bool use_gold = true);
+                                  bool use_gold = true, ExampleRange range = {},
+                                  std::vector<torch::Tensor>* terms = nullptr);
 // Σ over examples of max over each head's attention probabilities.
-torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet& data);
+torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet& data, ExampleRange range = {},
+                                    std::vector<torch::Tensor>* terms = nullptr);
 // Taylor head importance from t = ctx_h,i · ∂L/∂ctx_h,i per example, head h and (real) token i,
 // with L the cross-entropy of the example's gold label (every example weighted equally, whatever
 // the batch), each form L2-normalised within each layer:
@@ -36,7 +47,11 @@ torch::Tensor attention_head_scores(const Transformer& model, const LabelledSet&
 struct TaylorHeadScores {
   torch::Tensor attattr, michel;  // [num_layers, H] each
 };
-TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size = 32);
+// Batches of `batch_size` start at range.begin; `batch_terms` receives each batch's unnormalised
+// sums, and normalise_taylor turns their total into the scores.
+TaylorHeadScores taylor_head_scores(const Transformer& model, const LabelledSet& data, int64_t batch_size = 32,
+                                    ExampleRange range = {}, std::vector<TaylorHeadScores>* batch_terms = nullptr);
+TaylorHeadScores normalise_taylor(const TaylorHeadScores& sums);
 torch::Tensor random_head_scores(const Transformer& model, uint64_t seed);
 
 // Accuracy with a 0/1 head mask [num_layers, H] on the attention probabilities (undefined = none).

@@ -91,19 +91,34 @@ LabelledSet load_labelled_set(const Classifier& clf, const std::string& spec, co
 
 nlohmann::json head_scores_json(const Classifier& clf, const LabelledSet& set, const AttributionOptions& o, bool gold_target,
                                 int64_t taylor_batch, uint64_t seed) {
+  HeadScoreSums sums;
+  sums.attattr = attattr_head_scores(clf.model, set, o, gold_target);
+  sums.attention = attention_head_scores(clf.model, set);
+  std::vector<TaylorHeadScores> batches;
+  taylor_head_scores(clf.model, set, taylor_batch, {}, &batches);
+  sums.taylor = {torch::zeros_like(sums.attattr), torch::zeros_like(sums.attattr)};
+  for (const TaylorHeadScores& b : batches) {
+    sums.taylor.attattr += b.attattr;
+    sums.taylor.michel += b.michel;
+  }
+  return head_scores_json(clf.model, set.encodings.size(), o, gold_target, seed, sums);
+}
+
+nlohmann::json head_scores_json(const Transformer& model, size_t examples, const AttributionOptions& o, bool gold_target,
+                                uint64_t seed, const HeadScoreSums& sums) {
   nlohmann::json j;
-  j["examples"] = set.encodings.size();
+  j["examples"] = examples;
   j["m"] = o.m;
   j["rule"] = rule_short_name(o.rule);
   j["target"] = gold_target ? "gold" : "pred";
   j["seed"] = seed;
   nlohmann::json orderings;
-  orderings["attattr"] = tensor_json(attattr_head_scores(clf.model, set, o, gold_target));
-  orderings["attention"] = tensor_json(attention_head_scores(clf.model, set));
-  TaylorHeadScores taylor = taylor_head_scores(clf.model, set, taylor_batch);
+  orderings["attattr"] = tensor_json(sums.attattr);
+  orderings["attention"] = tensor_json(sums.attention);
+  const TaylorHeadScores taylor = normalise_taylor(sums.taylor);
   orderings["taylor"] = tensor_json(taylor.attattr);
   orderings["taylor_michel"] = tensor_json(taylor.michel);
-  orderings["random"] = tensor_json(random_head_scores(clf.model, seed));
+  orderings["random"] = tensor_json(random_head_scores(model, seed));
   j["scores"] = orderings;
   return j;
 }

@@ -31,6 +31,14 @@ LabelledSet load_labelled_set(const Classifier& clf, const std::string& spec, co
 // Taylor (the AttAttr paper's and Michel et al.'s) and random, each [layers, heads].
 nlohmann::json head_scores_json(const Classifier& clf, const LabelledSet& set, const AttributionOptions& options,
                                 bool gold_target, int64_t taylor_batch, uint64_t seed);
+// The same JSON from sums computed elsewhere (a sharded run joins its parts' terms): attattr and
+// attention as summed, Taylor's unnormalised sums (normalised here), random from `seed`.
+struct HeadScoreSums {
+  torch::Tensor attattr, attention;
+  TaylorHeadScores taylor;
+};
+nlohmann::json head_scores_json(const Transformer& model, size_t examples, const AttributionOptions& options,
+                                bool gold_target, uint64_t seed, const HeadScoreSums& sums);
 
 // Pruning curves (Hao et al. §4.1, Fig. 3) of every ordering in `head_scores` (head_scores_json's
 // JSON, or a file of it): heads removed lowest score first at `steps` + 1 fractions, accuracy on

@@ -78,11 +78,17 @@ bool ShardDir::done(size_t chunk) const { return file_exists(chunk_path(chunk));
 
 void ShardDir::write(size_t chunk, const std::string& text) const { write_file_atomic(chunk_path(chunk), text); }
 
-void ShardDir::merge(size_t chunks, const std::string& output) const {
-  std::string all;
+void ShardDir::merge(size_t chunks, const std::string& output, const JoinChunks& join) const {
+  std::vector<std::string> texts;
   for (size_t c = 0; c < chunks; ++c) {
     if (!done(c)) fail("{}: chunk {} is missing (a rank did not finish); run the command again to resume", dir_, c);
-    all += read_file(chunk_path(c));
+    texts.push_back(read_file(chunk_path(c)));
+  }
+  std::string all;
+  if (join) {
+    all = join(texts);
+  } else {
+    for (const std::string& t : texts) all += t;
   }
   write_file_atomic(output, all);
   std::error_code ec;
@@ -91,7 +97,7 @@ void ShardDir::merge(size_t chunks, const std::string& output) const {
 
 void run_sharded(const std::vector<double>& item_costs, size_t chunk_items, const std::string& output,
                  const nlohmann::json& settings, const std::string& label,
-                 const std::function<std::string(size_t, size_t)>& compute) {
+                 const std::function<std::string(size_t, size_t)>& compute, const JoinChunks& join) {
   const ShardPlan plan = plan_shards(item_costs, chunk_items, size());
   const ShardDir shards(output, settings);
   if (is_root()) {
@@ -114,7 +120,15 @@ void run_sharded(const std::vector<double>& item_costs, size_t chunk_items, cons
   }
   progress.finish();
   barrier();
-  if (is_root()) shards.merge(plan.chunks.size(), output);
+  if (is_root()) shards.merge(plan.chunks.size(), output, join);
+}
+
+void require_sharded_files(const std::string& input_flag, const std::string& input, const std::string& output_flag,
+                           const std::string& output) {
+  if (output.empty() || output == "-")
+    fail("{}: a sharded run (mpirun -np {}) writes to an output file, not stdout", output_flag, size());
+  if (!input_flag.empty() && (input.empty() || input == "-"))
+    fail("{}: a sharded run (mpirun -np {}) reads an input file, not stdin", input_flag, size());
 }
 
 }  // namespace salient::dist

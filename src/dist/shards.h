@@ -29,6 +29,10 @@ ShardPlan plan_shards(const std::vector<double>& item_costs, size_t chunk_items,
 // (tokens²); the others a fixed number of passes (tokens).
 double explain_cost(const std::string& family, size_t tokens);
 
+// What rank 0 writes from the chunks' texts, in chunk order (for outputs that are not the chunks
+// one after the other, e.g. sums over the items).
+using JoinChunks = std::function<std::string(const std::vector<std::string>&)>;
+
 // The chunk files of one sharded output: OUTPUT.shards/ holding settings.json (what the run
 // computes: a directory left by a run with other settings is refused, naming them) and
 // chunk-NNNNNN.txt per finished chunk.
@@ -39,9 +43,9 @@ class ShardDir {
   const std::string& path() const { return dir_; }
   bool done(size_t chunk) const;
   void write(size_t chunk, const std::string& text) const;  // atomic
-  // Rank 0, once every rank has finished (call after barrier()): the chunks in order into the
-  // output (atomic), then the directory is removed.
-  void merge(size_t chunks, const std::string& output) const;
+  // Rank 0, once every rank has finished (call after barrier()): the chunks' texts in order,
+  // given to `join` (none: concatenated), into the output (atomic); then the directory is removed.
+  void merge(size_t chunks, const std::string& output, const JoinChunks& join = nullptr) const;
 
  private:
   std::string chunk_path(size_t chunk) const;
@@ -51,9 +55,15 @@ class ShardDir {
 // A whole sharded job, on every rank: plans the chunks (plan_shards), computes this rank's unfinished
 // ones with `compute(begin, end)` (the chunk's text, exactly what one process writes for those
 // items), and rank 0 joins them into `output` once every rank is done. `label` names the progress
-// display; `settings` is what ShardDir checks on resume.
+// display; `settings` is what ShardDir checks on resume; `join`, when given, makes the output
+// from the chunks' texts instead of concatenating them.
 void run_sharded(const std::vector<double>& item_costs, size_t chunk_items, const std::string& output,
                  const nlohmann::json& settings, const std::string& label,
-                 const std::function<std::string(size_t, size_t)>& compute);
+                 const std::function<std::string(size_t, size_t)>& compute, const JoinChunks& join = nullptr);
+
+// The arguments of a sharded run: under mpirun rank 0 writes the output to a file (the chunks live
+// beside it), and every rank reads the same input file. "-" or "" is refused, naming the flag.
+void require_sharded_files(const std::string& input_flag, const std::string& input, const std::string& output_flag,
+                           const std::string& output);
 
 }  // namespace salient::dist

@@ -384,8 +384,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     for (int64_t i = pos * o.batch_size; i < std::min<int64_t>((pos + 1) * o.batch_size, order.size()); ++i)
       batch.push_back(seqs[order[i]]);
     std::mt19937_64 rng(o.seed * 2654435761ULL + static_cast<uint64_t>(result.steps));
-    // Dropout: rank r's own stream (rank 0's is one process's), so ranks never repeat each other's masks.
-    torch::manual_seed(o.seed * 7919ULL + static_cast<uint64_t>(result.steps) + 104729ULL * static_cast<uint64_t>(dist::rank()));
+    seed_dropout(o.seed, static_cast<uint64_t>(result.steps));
     MaskedBatch mb = mask_batch(batch, tok, ordinary, o.masking, rng);
     model.train(true);
     set_learning_rate(*optimizer, o.lr * warmup_linear_decay(result.steps, o.max_steps, warmup));

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "data/dataset.h"
+#include "dist/shards.h"
+#include "dist/world.h"
 #include "model/checkpoint.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -258,7 +260,7 @@ nlohmann::json run_study(const StudyOptions& o) {
   if (file_exists(settings_path)) {
     if (parse_json_file(settings_path) != settings)
       fail("--out: '{}' holds a study with other settings (study.json); use another directory", o.out_dir);
-  } else {
+  } else if (dist::is_root()) {
     write_file_atomic(settings_path, settings.dump(2) + "\n");
   }
 
@@ -272,10 +274,26 @@ nlohmann::json run_study(const StudyOptions& o) {
     for (int64_t n : o.sizes)
       for (uint64_t seed : o.seeds)
         if (!file_exists(join_path(o.out_dir, "runs/" + run_name(e, n, seed) + ".json"))) pending.push_back({e, n, seed});
+  if (dist::sharded()) {
+    // Under mpirun (docs/distributed.md): the student runs are shared out by cost (students'
+    // examples; a SMaT run also meta-trains, about three times the work), each rank writing its
+    // own run files; rank 0 writes the report once all are done. Every rank has listed the
+    // pending runs before any writes one.
+    dist::barrier();
+    std::vector<double> costs;
+    for (const Pending& p : pending)
+      costs.push_back(static_cast<double>(p.size) * (parse_teacher_explainer(p.explainer, "--explainers") ==
+                                                             TeacherExplainer::Smat ? 3.0 : 1.0));
+    const dist::ShardPlan plan = dist::plan_shards(costs, 1, dist::size());
+    std::vector<Pending> mine;
+    for (size_t i = 0; i < pending.size(); ++i)
+      if (plan.owner[i] == dist::rank()) mine.push_back(pending[i]);
+    pending = std::move(mine);
+  }
   if (!pending.empty()) {
     const int64_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
     SimulationData data = load_simulation_data(o.setup, largest);
-    write_file_atomic(join_path(o.out_dir, "data.json"), data.describe().dump(2) + "\n");
+    if (dist::is_root()) write_file_atomic(join_path(o.out_dir, "data.json"), data.describe().dump(2) + "\n");
     const int64_t pad = data.pad_id();
     const int64_t teacher_heads = data.teacher.model.num_layers() * data.teacher.model.num_heads();
     Progress bar("smat study", static_cast<int64_t>(pending.size()), "run", 30.0);
@@ -320,6 +338,10 @@ nlohmann::json run_study(const StudyOptions& o) {
       bar.update(1, fmt::format("{} n={} seed={}: {:.3f}", p.explainer, p.size, p.seed, run.simulability));
     }
     bar.finish();
+  }
+  if (dist::sharded()) {
+    dist::barrier();
+    if (!dist::is_root()) return nlohmann::json();
   }
   return report_study(o.out_dir);
 }

@@ -307,6 +307,10 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
 
 // A parameter gets a gradient only if some rank computed one (a rank with an empty slice computes
 // none), as in one process, where AdamW skips a parameter without gradient.
+void seed_dropout(uint64_t seed, uint64_t epoch_or_step) {
+  torch::manual_seed(seed * 7919ULL + epoch_or_step + 104729ULL * static_cast<uint64_t>(dist::rank()));
+}
+
 void average_gradients(const std::vector<torch::Tensor>& params, double share) {
   int64_t total = static_cast<int64_t>(params.size());  // the flags come last
   for (const auto& p : params) total += p.numel();
@@ -458,8 +462,7 @@ TrainResult train_classifier(const TrainOptions& o_in) {
   for (int epoch = start_epoch; epoch < o.epochs && !out_of_time; ++epoch) {
     // Batch order depends only on (seed, epoch), so a resumed run repeats the same schedule.
     std::mt19937_64 rng(o.seed * 1000003ULL + static_cast<uint64_t>(epoch));
-    // Dropout: rank r of a data-parallel run draws its own masks (rank 0 the single process's).
-    torch::manual_seed(o.seed * 7919ULL + epoch + 104729ULL * static_cast<uint64_t>(dist::rank()));
+    seed_dropout(o.seed, static_cast<uint64_t>(epoch));
     auto batches = bucketed_batches(train_enc, subset, o.batch_size, rng);
     clf.model.train(true);
     Progress bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs), static_cast<int64_t>(batches.size()), "batch");

@@ -95,6 +95,9 @@ void load_optimizer(torch::optim::AdamW& optimizer, const std::string& dir, torc
 // (this rank's fraction of the global loss: its examples, or its masked pieces), summed across
 // ranks in one allreduce of a flat float32 buffer kept for the run.
 void average_gradients(const std::vector<torch::Tensor>& params, double share);
+// Seeds LibTorch's generator (dropout) for one epoch or step of a run: rank r of a data-parallel
+// run draws its own masks, and rank 0's stream is the single process's.
+void seed_dropout(uint64_t seed, uint64_t epoch_or_step);
 
 // Predicted label ids for a dataset (batched, length-sorted for speed).
 std::vector<int64_t> predict_labels(const Classifier& classifier, const std::vector<Encoding>& encodings,

@@ -102,6 +102,72 @@ def test_two_ranks_benchmark_as_one_process(salient_bin, model_dir, tmp_path):
 
 
 @needs_mpi
+def test_two_ranks_attattr_attribute_and_heads_as_one_process(salient_bin, model_dir, tmp_path):
+    """attattr attribute: one process's lines byte for byte. attattr heads: each sum is joined from
+    its per-example (per Taylor batch) terms in example order, so the JSON is byte-identical too;
+    3 ranks and a Taylor batch that does not divide the examples included."""
+    import json as _json
+    inp = tmp_path / "in.txt"
+    inp.write_text("\n".join(TEXTS[:9]) + "\n")
+    attr = lambda out: ["--quiet", "--threads", "1", "attattr", "attribute", "--model", model_dir, "-i", str(inp),  # noqa: E731
+                        "-o", str(out), "--m", "4"]
+    subprocess.run([salient_bin, *attr(tmp_path / "one.jsonl")], check=True, capture_output=True)
+    r = mpi(salient_bin, attr(tmp_path / "two.jsonl"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "two.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(_json.dumps({"text": t, "label": i % 2}) + "\n" for i, t in enumerate(TEXTS)))
+    heads = lambda out: ["--quiet", "--threads", "1", "attattr", "heads", "--model", model_dir, "--data", str(data),  # noqa: E731
+                         "--m", "4", "--taylor-batch", "7", "--seed", "3", "-o", str(out)]
+    subprocess.run([salient_bin, *heads(tmp_path / "one.json")], check=True, capture_output=True)
+    for ranks in (2, 3):
+        out = tmp_path / f"heads{ranks}.json"
+        r = mpi(salient_bin, heads(out), np_=ranks)
+        assert r.returncode == 0, r.stderr
+        assert out.read_bytes() == (tmp_path / "one.json").read_bytes(), ranks
+    r = mpi(salient_bin, ["--quiet", "attattr", "heads", "--model", model_dir, "--data", str(data)])
+    assert r.returncode != 0 and "output file" in r.stderr
+    r = mpi(salient_bin, ["--quiet", "attattr", "prune", "--model", model_dir, "--data", str(data)])
+    assert r.returncode != 0 and "does not run sharded" in r.stderr
+
+
+@needs_mpi
+def test_two_ranks_run_a_smat_study_as_one_process(salient_bin, model_dir, tmp_path):
+    """The student runs of a study shared out over 2 ranks: the same run files (all but measured
+    times) and the same report as one process; a rerun finds every run done."""
+    import json as _json
+    import random
+    from test_reliability import comparable
+    rng = random.Random(2)
+    words = ["the", "film", "is", "good", "bad", "a", "story", "of", "love", "and", "war", "slow", "funny"]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(_json.dumps({"text": " ".join(rng.choice(words) for _ in range(4 + i % 5))}) + "\n"
+                            for i in range(60)))
+    study = lambda out: ["--quiet", "--threads", "1", "smat", "study", "--teacher", model_dir, "--pool", str(pool),  # noqa: E731
+                         "--sizes", "8,12", "--seeds", "0,1", "--explainers", "none,saliency,smat", "--test-size", "12",
+                         "--valid-size", "8", "--optimizer", "adamw", "--lr", "0.001", "--max-epochs", "2",
+                         "--batch-size", "4", "-o", str(out)]
+    subprocess.run([salient_bin, *study(tmp_path / "one")], check=True, capture_output=True)
+    r = mpi(salient_bin, study(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    runs = sorted(p.name for p in (tmp_path / "one" / "runs").iterdir())
+    assert len(runs) == 12 and sorted(p.name for p in (tmp_path / "two" / "runs").iterdir()) == runs
+    for name in runs:
+        assert comparable(tmp_path / "two" / "runs" / name) == comparable(tmp_path / "one" / "runs" / name), name
+    for name in ("explainers/smat_n8_s0.json", "explainers/smat_n12_s1.json"):  # its meta run's times differ
+        assert comparable(tmp_path / "two" / name) == comparable(tmp_path / "one" / name), name
+    for name in ("data.json", "study.json", "heads_n8.svg", "heads_n12.svg"):
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+    summary = lambda d: {k: v for k, v in _json.loads((d / "summary.json").read_text()).items() if k != "cost"}  # noqa: E731
+    assert summary(tmp_path / "two") == summary(tmp_path / "one")
+    assert r.stdout.count("| smat |") == 1  # rank 0 alone prints the report
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "runs").iterdir()}
+    assert mpi(salient_bin, study(tmp_path / "two")).returncode == 0
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "runs").iterdir()} == before
+
+
+@needs_mpi
 def test_a_killed_rank_loses_only_its_unfinished_chunks(salient_bin, model_dir, tmp_path):
     # 240 inputs of IG with 1000 points, one chunk each: seconds of work, killed after 5 chunks.
     n = len(TEXTS) * 8
