@@ -16,6 +16,7 @@
 #include "dist/shards.h"
 #include "data/idx.h"
 #include "test_util.h"
+#include "util/atomic_file.h"
 #include "util/memory.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -734,4 +735,47 @@ TEST(Shards, PlanKeepsChunksContiguousAndBalancesCost) {
   EXPECT_THROW(salient::dist::plan_shards(costs, 0, 2), salient::Error);
   EXPECT_DOUBLE_EQ(salient::dist::explain_cost("perturbation", 10), 100);
   EXPECT_DOUBLE_EQ(salient::dist::explain_cost("gradient", 10), 10);
+}
+
+// A checkpoint is swapped in whole: whatever point a crash interrupts, the directory a resume
+// reads is one complete set of files, the old one or the new one.
+TEST(StagedDir, ACheckpointIsReplacedWholeOrNotAtAll) {
+  namespace fs = std::filesystem;
+  const std::string dir = salient::join_path(temp_dir(), "staged_ckpt");
+  fs::remove_all(dir);
+  auto write_set = [&](const std::string& step, bool with_extra) {
+    salient::StagedDir staged(dir);
+    salient::write_file_atomic(salient::join_path(staged.path(), "weights"), "w" + step);
+    if (with_extra) salient::write_file_atomic(salient::join_path(staged.path(), "extra"), "x");
+    salient::write_file_atomic(salient::join_path(staged.path(), "state.json"), step);
+    staged.commit();
+  };
+  write_set("1", true);
+  EXPECT_EQ(salient::read_file(dir + "/weights"), "w1");
+  write_set("2", false);  // the new set replaces the old one, files it lacks included
+  EXPECT_EQ(salient::read_file(dir + "/weights"), "w2");
+  EXPECT_FALSE(fs::exists(dir + "/extra"));
+  EXPECT_FALSE(fs::exists(dir + ".new") || fs::exists(dir + ".old"));
+
+  // Killed while writing the next set: the staging directory is dropped, the set stays.
+  fs::create_directories(dir + ".new");
+  salient::write_file_atomic(dir + ".new/weights", "w3");
+  salient::recover_dir(dir);
+  EXPECT_EQ(salient::read_file(dir + "/weights"), "w2");
+  EXPECT_FALSE(fs::exists(dir + ".new"));
+  // Killed between the two renames of a commit: the previous set comes back.
+  fs::create_directories(dir + ".new");
+  salient::write_file_atomic(dir + ".new/weights", "w3");
+  fs::rename(dir, dir + ".old");
+  salient::recover_dir(dir);
+  EXPECT_EQ(salient::read_file(dir + "/weights"), "w2");
+  EXPECT_EQ(salient::read_file(dir + "/state.json"), "2");
+  EXPECT_FALSE(fs::exists(dir + ".new") || fs::exists(dir + ".old"));
+  // Killed after them, before the old set was removed: the new set stands.
+  write_set("4", false);
+  fs::create_directories(dir + ".old");
+  salient::recover_dir(dir);
+  EXPECT_EQ(salient::read_file(dir + "/state.json"), "4");
+  EXPECT_FALSE(fs::exists(dir + ".old"));
+  fs::remove_all(dir);
 }

@@ -14,6 +14,7 @@
 #include "model/classifier.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "util/atomic_file.h"
 #include "util/io.h"
 #include "util/progress.h"
 #include "util/runtime.h"
@@ -290,6 +291,8 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   seqs.resize(seqs.size() - n_held);
 
   const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
+  if (o.resume && dist::is_root()) recover_dir(ckpt);
+  dist::barrier();
   const bool resuming = o.resume && file_exists(state_path);
   Transformer model;
   MlmHead head;
@@ -342,12 +345,15 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   };
   auto save_checkpoint = [&] {
     if (!dist::is_root()) return;
-    save_mlm_model(model, head, tok, ckpt);
-    save_optimizer(*optimizer, ckpt);
+    // One step's weights, optimizer and state, swapped in whole (a crash keeps the previous set).
+    StagedDir staged(ckpt);
+    save_mlm_model(model, head, tok, staged.path());
+    save_optimizer(*optimizer, staged.path());
     nlohmann::json st = result.to_json();
     st["step"] = result.steps;
     st["settings"] = settings_json(o);
-    write_file_atomic(state_path, st.dump(2) + "\n");  // last: a crash before it resumes from the previous one
+    write_file_atomic(join_path(staged.path(), "state.json"), st.dump(2) + "\n");
+    staged.commit();
   };
   if (!resuming) evaluate_now();
 

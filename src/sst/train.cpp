@@ -9,6 +9,7 @@
 
 #include "train/trainer.h"
 #include "util/error.h"
+#include "util/atomic_file.h"
 #include "util/io.h"
 #include "util/progress.h"
 
@@ -176,6 +177,7 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
   if (image != is_image_spec(o.dev_data)) fail("--dev: '{}' and --train '{}' are of different modalities", o.dev_data, o.train_data);
   const std::string last_dir = join_path(o.output_dir, "last");
   const std::string state_path = join_path(last_dir, "trainer_state.json");
+  if (o.resume) recover_dir(last_dir);
   const bool resuming = o.resume && file_exists(state_path);
 
   std::unique_ptr<SstModel> model;
@@ -267,14 +269,17 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     } else {
       ++bad_epochs;
     }
-    // The state to resume from: this epoch's model and optimizer, then the trainer state last.
-    save_sst_model(*model, last_dir, settings_json(o, result));
-    save_optimizer(optimizer, last_dir);
+    // The state to resume from: this epoch's model, optimizer and trainer state, swapped in whole.
+    StagedDir staged(last_dir);
+    save_sst_model(*model, staged.path(), settings_json(o, result));
+    save_optimizer(optimizer, staged.path());
     nlohmann::json history = nlohmann::json::array();
     for (const auto& h : result.history) history.push_back(h.to_json());
-    write_file_atomic(state_path, nlohmann::json{{"epoch", epoch}, {"bad_epochs", bad_epochs}, {"best_loss", best_loss},
-                                                 {"best_epoch", result.best_epoch}, {"train_seconds", result.train_seconds},
-                                                 {"history", history}}.dump(2));
+    write_file_atomic(join_path(staged.path(), "trainer_state.json"),
+                      nlohmann::json{{"epoch", epoch}, {"bad_epochs", bad_epochs}, {"best_loss", best_loss},
+                                     {"best_epoch", result.best_epoch}, {"train_seconds", result.train_seconds},
+                                     {"history", history}}.dump(2));
+    staged.commit();
     if (o.max_minutes > 0 && std::chrono::duration<double>(Clock::now() - started).count() > o.max_minutes * 60) break;
   }
   // The best directory's sst.json gets the whole history.

@@ -10,6 +10,7 @@
 
 #include "model/safetensors.h"
 #include "util/error.h"
+#include "util/atomic_file.h"
 #include "util/io.h"
 #include "util/runtime.h"
 #include "util/progress.h"
@@ -385,6 +386,8 @@ TrainResult train_classifier(const TrainOptions& o_in) {
 
   const std::string ckpt_dir = join_path(o.output_dir, "checkpoint");
   const std::string state_path = join_path(ckpt_dir, "trainer_state.json");
+  if (o.resume && dist::is_root()) recover_dir(ckpt_dir);
+  dist::barrier();
   const bool resuming = o.resume && file_exists(state_path);
 
   Classifier clf;
@@ -556,9 +559,12 @@ TrainResult train_classifier(const TrainOptions& o_in) {
                               {"best_dev", dev_json(result.best, result.best_regression)}, {"train_seconds", elapsed},
                               {"select_metric", o.select_metric}, {"seed", o.seed}, {"history", hist}};
     if (dist::is_root()) {
-      save_classifier(clf, ckpt_dir);
-      save_optimizer(optimizer, ckpt_dir);
-      write_file_atomic(state_path, st.dump(2) + "\n");
+      // The epoch's weights, optimizer and state, swapped in whole (a crash keeps the previous set).
+      StagedDir staged(ckpt_dir);
+      save_classifier(clf, staged.path());
+      save_optimizer(optimizer, staged.path());
+      write_file_atomic(join_path(staged.path(), "trainer_state.json"), st.dump(2) + "\n");
+      staged.commit();
       write_file_atomic(join_path(o.output_dir, "training.json"), summary.dump(2) + "\n");
     }
     dist::barrier();  // a rank that goes on never outruns the checkpoint a resume would read

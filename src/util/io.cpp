@@ -86,6 +86,28 @@ std::string read_gzip_file(const std::string& path) {
 // a part. The data is fsync'ed before the rename and the directory after it, so a file this
 // returned from survives a power loss too. A failed write (a full disk) is a one-line error naming
 // `path`; the old file stays and no temporary is left.
+namespace {
+
+void sync_dir(const std::string& dir) {
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) fail("{}: cannot remove ({})", path, ec.message());
+}
+
+void rename_or_fail(const std::string& from, const std::string& to) {
+  if (std::rename(from.c_str(), to.c_str()) != 0) fail("{}: cannot rename to {} ({})", from, to, std::strerror(errno));
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(const std::string& path) : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())) {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) fail("{}: cannot write ({})", path_, std::strerror(errno));
@@ -131,12 +153,30 @@ void AtomicFile::commit() {
   }
   // The rename itself is durable once the directory is synced (best effort: some file systems
   // refuse to open or sync a directory, and the file is already complete).
-  const std::string dir = std::filesystem::path(path_).parent_path().string();
-  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_dir(std::filesystem::path(path_).parent_path().string());
+}
+
+StagedDir::StagedDir(const std::string& dir) : dir_(dir), staging_(dir + ".new") {
+  remove_tree(staging_);  // a set a crash left half-written
+  make_dirs(staging_);
+}
+
+void StagedDir::commit() {
+  const std::string old = dir_ + ".old";
+  remove_tree(old);
+  if (dir_exists(dir_)) rename_or_fail(dir_, old);
+  rename_or_fail(staging_, dir_);
+  sync_dir(std::filesystem::path(dir_).parent_path().string());
+  remove_tree(old);
+}
+
+void recover_dir(const std::string& dir) {
+  const std::string old = dir + ".old";
+  // Crashed between commit's renames: DIR.new is complete (commit starts only once it is), but
+  // the previous set is as good a place to resume from, and the one known to be whole.
+  if (!dir_exists(dir) && dir_exists(old)) rename_or_fail(old, dir);
+  remove_tree(old);
+  remove_tree(dir + ".new");
 }
 
 void write_file_atomic(const std::string& path, const void* data, size_t size) {

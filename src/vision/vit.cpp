@@ -12,6 +12,7 @@
 #include "model/checkpoint.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "util/atomic_file.h"
 #include "util/io.h"
 #include "util/progress.h"
 #include "util/quadrature.h"
@@ -219,6 +220,7 @@ VitTrainResult train_vit(const VitTrainOptions& o) {
     fail("--dev: '{}' has other classes than --data '{}'", o.dev_data, o.train_data);
   const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
   const nlohmann::json settings = settings_json(o);
+  if (o.resume) recover_dir(ckpt);
   const bool resuming = o.resume && file_exists(state_path);
 
   Transformer model;
@@ -299,12 +301,14 @@ VitTrainResult train_vit(const VitTrainOptions& o) {
     }
     // The resumable state last, after the best model, so a crash never loses a better model.
     const double elapsed = trained_seconds + seconds_since(start);
-    save_vit(model, ckpt);
-    save_optimizer(*optimizer, ckpt);
+    StagedDir staged(ckpt);  // the epoch's weights, optimizer and state, swapped in whole
+    save_vit(model, staged.path());
+    save_optimizer(*optimizer, staged.path());
     nlohmann::json st = {{"settings", settings}, {"epochs_done", epoch + 1}, {"best_epoch", result.best_epoch},
                          {"best_accuracy", result.best_accuracy}, {"train_seconds", elapsed},
                          {"history", history_json(result.history)}};
-    write_file_atomic(state_path, st.dump(2) + "\n");
+    write_file_atomic(join_path(staged.path(), "state.json"), st.dump(2) + "\n");
+    staged.commit();
     nlohmann::json summary = {{"settings", settings}, {"best_epoch", result.best_epoch},
                               {"best_dev_accuracy", result.best_accuracy}, {"train_seconds", elapsed},
                               {"parameters", model.parameter_count()}, {"history", history_json(result.history)},
