@@ -2,6 +2,12 @@
 
 #include <malloc.h>
 
+#include "util/sanitizer.h"
+#if SALIENT_ASAN
+// The sanitizer runtime's own count (clang's <sanitizer/allocator_interface.h>; GCC ships no header).
+extern "C" size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -41,7 +47,10 @@ int64_t mem_available() {
 }  // namespace
 
 int64_t allocated_bytes() {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#if SALIENT_ASAN
+  // Under AddressSanitizer malloc is its allocator, which glibc's statistics do not see.
+  return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   const struct mallinfo2 m = mallinfo2();
   return static_cast<int64_t>(m.uordblks + m.hblkhd);
 #else

@@ -32,6 +32,7 @@ def test_predict_equals_the_cli(model_dir, run_cli):
     assert m.tokenize("a charming journey")[0]["tokens"][0] == "[CLS]"
 
 
+@pytest.mark.same_build
 def test_explain_equals_the_cli(model_dir, run_cli):
     m = salient.load(model_dir)
     got = salient.explain(m, INPUTS, method="ig", steps=16)

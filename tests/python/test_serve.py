@@ -63,6 +63,7 @@ def test_the_page_is_served_and_needs_nothing_from_the_network(server):
     assert not re.search(r"(src|href)=\"https?://", page)
 
 
+@pytest.mark.same_build
 def test_endpoints_equal_the_python_package(server, model_dir):
     m = salient.load(model_dir)
     status, models = request(server, "/api/models")
@@ -161,6 +162,7 @@ def colour(v):
     return tuple(255 + (c - 255) * abs(t) for c in (r, g, b))
 
 
+@pytest.mark.same_build
 def test_the_page_in_headless_chromium(server, model_dir):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
