@@ -6,6 +6,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "fuzz_files.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -13,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   static const char* const suffixes[] = {".jsonl", ".csv", ".tsv", ".glue", ".cola", ".trees", ".hx.jsonl", ".hx.csv"};
   const int kind = data[0] % 8;
-  const std::string path = "/tmp/salient_fuzz_" + std::to_string(::getpid()) + suffixes[kind];
-  salient::write_file_atomic(path, std::string(reinterpret_cast<const char*>(data + 1), size - 1));
+  const std::string path = fuzz::scratch_dir() + "/input" + suffixes[kind];
+  fuzz::write_plain(path, std::string(reinterpret_cast<const char*>(data + 1), size - 1));
   try {
     switch (kind) {
       case 0: case 1: case 2: salient::read_generic(path); break;

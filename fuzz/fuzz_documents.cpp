@@ -11,6 +11,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "fuzz_files.h"
 #include "data/idx.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -18,8 +19,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   static const std::string dir = [] {
-    const std::string d = "/tmp/salient_fuzz_documents_" + std::to_string(::getpid());
-    ::mkdir(d.c_str(), 0700);
+    const std::string d = fuzz::scratch_dir();
     ::mkdir((d + "/docs").c_str(), 0700);
     return d;
   }();
@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string first = bytes.substr(0, zero);
   const std::string second = zero == std::string::npos ? std::string() : bytes.substr(zero + 1);
   const std::string a = dir + "/a", b = kind == 0 ? dir + "/docs/d" : dir + "/b";
-  salient::write_file_atomic(a, kind >= 2 ? bytes : first);
-  salient::write_file_atomic(b, second);
+  fuzz::write_plain(a, kind >= 2 ? bytes : first);
+  fuzz::write_plain(b, second);
   try {
     switch (kind) {
       case 0: salient::read_eraser(a, dir + "/docs"); break;

@@ -8,17 +8,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_files.h"
 #include "text/tokenizer.h"
 #include "util/error.h"
 #include "util/io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const std::string dir = [] {
-    const std::string d = "/tmp/salient_fuzz_vocab_" + std::to_string(::getpid());
-    ::mkdir(d.c_str(), 0700);
-    return d;
-  }();
+  const std::string& dir = fuzz::scratch_dir();
   const int kind = data[0] % 3;
   const std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   const std::string vocab = dir + "/vocab.txt", config = dir + "/tokenizer_config.json",
@@ -28,16 +25,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     salient::WordPieceTokenizer tok = [&] {
       if (kind == 0) {
-        salient::write_file_atomic(vocab, bytes);
+        fuzz::write_plain(vocab, bytes);
         return salient::WordPieceTokenizer::from_vocab_file(vocab);
       }
       if (kind == 1) {
-        salient::write_file_atomic(json, bytes);
+        fuzz::write_plain(json, bytes);
         return salient::WordPieceTokenizer::from_tokenizer_json(json);
       }
       const size_t zero = bytes.find('\0');
-      salient::write_file_atomic(vocab, bytes.substr(0, zero));
-      if (zero != std::string::npos) salient::write_file_atomic(config, bytes.substr(zero + 1));
+      fuzz::write_plain(vocab, bytes.substr(0, zero));
+      if (zero != std::string::npos) fuzz::write_plain(config, bytes.substr(zero + 1));
       return salient::WordPieceTokenizer::from_dir(dir);
     }();
     const salient::Encoding e = tok.encode("Héllo, WORLD!! unaffable 東京 [UNK] ##x", std::string("a pair\tof words"),
