@@ -485,6 +485,18 @@ TEST(TokenizerErrors, MalformedTokenizerJson) {
 
   const std::string bpe = R"({"model": {"type": "BPE", "vocab": {"a": 0}}})";
   expect_error_naming(load_error("tokenizer.json", bpe, load_json), "BPE");
+
+  // libFuzzer (fuzz_vocab): an id beyond int64 is parsed as a double, and its conversion was
+  // undefined behaviour; a float id or chars-per-word limit is an error too.
+  for (const std::string& id : {"1000703947656021369476564000070394765602136947651369476564444400", "1.5"}) {
+    const std::string huge = R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "made": )" +
+                             id + R"(}}, "normalizer": null, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
+    msg = load_error("tokenizer.json", huge, load_json);
+    expect_error_naming(msg, "model.vocab['made'] must be an integer");
+  }
+  const std::string bad_limit = R"({"model": {"type": "WordPiece", "max_input_chars_per_word": 0,
+      "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2}}, "normalizer": null, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
+  expect_error_naming(load_error("tokenizer.json", bad_limit, load_json), "max_input_chars_per_word must be a positive");
 }
 
 TEST(TokenizerErrors, BadVocabTxt) {

@@ -1,6 +1,7 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <limits>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -391,6 +392,18 @@ WordPieceTokenizer WordPieceTokenizer::from_vocab_file(const std::string& path,
   return build(std::move(vocab), std::move(options), path);
 }
 
+namespace {
+
+// An integer of tokenizer.json: a float, or a number beyond int64 (which the JSON parser keeps as a
+// double), is an error rather than an undefined conversion (libFuzzer found one: fuzz_vocab).
+int64_t json_int64(const json& v, const std::string& path, const std::string& what) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+    fail("{}: {} must be an integer (got {})", path, what, one_line(v.dump()));
+  return v.get<int64_t>();
+}
+
+}  // namespace
+
 WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& path) {
   const json doc = parse_json_file(path);
   std::vector<std::string> vocab;
@@ -404,7 +417,7 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& pa
     vocab.resize(entries.size());
     std::vector<bool> seen(entries.size(), false);
     for (const auto& [token, id_json] : entries.items()) {
-      const int64_t id = id_json.get<int64_t>();
+      const int64_t id = json_int64(id_json, path, fmt::format("model.vocab['{}']", one_line(token)));
       if (id < 0 || id >= static_cast<int64_t>(vocab.size()) || seen[static_cast<size_t>(id)])
         fail("{}: model.vocab ids must be 0..{} without repeats (got {} for '{}')", path,
              vocab.size() - 1, id, one_line(token));
@@ -414,7 +427,12 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& pa
     opt.unk_token = model.value("unk_token", opt.unk_token);
     opt.continuing_subword_prefix =
         model.value("continuing_subword_prefix", opt.continuing_subword_prefix);
-    opt.max_input_chars_per_word = model.value("max_input_chars_per_word", opt.max_input_chars_per_word);
+    if (model.contains("max_input_chars_per_word")) {
+      const int64_t n = json_int64(model["max_input_chars_per_word"], path, "model.max_input_chars_per_word");
+      if (n < 1 || n > std::numeric_limits<int>::max())
+        fail("{}: model.max_input_chars_per_word must be a positive integer (got {})", path, n);
+      opt.max_input_chars_per_word = static_cast<decltype(opt.max_input_chars_per_word)>(n);
+    }
 
     const json normalizer = doc.value("normalizer", json());
     if (normalizer.is_null()) {  // no normalizer: text goes to the pre-tokenizer untouched
