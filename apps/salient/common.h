@@ -67,8 +67,8 @@ inline std::vector<InputItem> read_input_items(const std::string& path) { return
 // file and a long output does not have to fit in memory.
 class Output {
  public:
-  explicit Output(std::string path) : path_(std::move(path)) {
-    if (!path_.empty() && path_ != "-") file_ = std::make_unique<AtomicFile>(path_);
+  explicit Output(const std::string& path) {
+    if (!path.empty() && path != "-") file_ = std::make_unique<AtomicFile>(path);
   }
   void line(const nlohmann::json& j) { text(j.dump() + '\n'); }
   void text(const std::string& s) {
@@ -85,8 +85,7 @@ class Output {
   }
 
  private:
-  std::string path_;
-  std::unique_ptr<AtomicFile> file_;
+  std::unique_ptr<AtomicFile> file_;  // none: stdout
   std::ostringstream buf_;
 };
 

@@ -121,7 +121,7 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::failed(int err) {
-  std::fclose(file_);
+  if (file_) std::fclose(file_);
   file_ = nullptr;
   std::remove(tmp_.c_str());
   fail("{}: write failed ({})", path_, std::strerror(err != 0 ? err : EIO));
@@ -141,11 +141,7 @@ void AtomicFile::commit() {
   errno = 0;
   const int closed = std::fclose(file_);
   file_ = nullptr;
-  if (closed != 0) {
-    const int err = errno;
-    std::remove(tmp_.c_str());
-    fail("{}: write failed ({})", path_, std::strerror(err != 0 ? err : EIO));
-  }
+  if (closed != 0) failed(errno);
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp_.c_str());
