@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "expnet/crosstask.h"
@@ -307,4 +310,33 @@ TEST(ExpNet, CrossTaskReportOnPlantedTasks) {
   }
   EXPECT_TRUE(saw_selection);
   EXPECT_TRUE(r.contains("cost"));
+
+  // Every ExpNet run and baseline is a unit file: a second run recomputes none of them and
+  // rebuilds the same results; other settings in the directory are refused.
+  const std::string units = join_path(o.out_dir, "units");
+  const std::vector<std::string> files = list_files(units);
+  EXPECT_EQ(files.size(), 2u /* main */ + 2u * 2 /* baselines */ + 2u * (r.at("ablation").size() - 1)) << files.size();
+  std::map<std::string, std::string> before;
+  std::map<std::string, std::filesystem::file_time_type> stamped;  // an hour back: a rewrite would show
+  for (const auto& f : files) {
+    const std::string path = join_path(units, f);
+    before[f] = read_file(path);
+    stamped[f] = std::filesystem::last_write_time(path) - std::chrono::hours(1);
+    std::filesystem::last_write_time(path, stamped[f]);
+  }
+  nlohmann::json again = run_cross_task(o);
+  EXPECT_EQ(again.at("results"), r.at("results"));
+  EXPECT_EQ(again.at("ablation"), r.at("ablation"));
+  for (const auto& f : files) {
+    EXPECT_TRUE(std::filesystem::last_write_time(join_path(units, f)) == stamped[f]) << f;
+    EXPECT_EQ(read_file(join_path(units, f)), before[f]) << f;
+  }
+  CrossTaskOptions other = o;
+  other.seeds = {1};
+  try {
+    run_cross_task(other);
+    ADD_FAILURE() << "other seeds in the same directory were accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("other settings (seeds"), std::string::npos) << e.what();
+  }
 }

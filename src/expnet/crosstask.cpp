@@ -9,6 +9,8 @@
 #include <random>
 #include <sstream>
 
+#include "dist/shards.h"
+#include "dist/world.h"
 #include "explain/explainer.h"
 #include "util/table.h"
 #include "util/error.h"
@@ -199,13 +201,168 @@ std::vector<Variant> ablation_variants(const ExpNetTrainOptions& base) {
   return out;
 }
 
+
+// Per-run metrics as stored in a unit file: every field, so a report rebuilt from the files is
+// the report the run would have made in memory (JSON doubles round-trip exactly).
+nlohmann::json row_json(const PlausibilityRow& r) {
+  nlohmann::json j = {{"examples", r.examples}, {"auroc_examples", r.auroc_examples}};
+  const std::vector<double> v = metric_values(r);
+  for (size_t m = 0; m < kMetrics.size(); ++m) j[kMetrics[m]] = v[m];
+  return j;
+}
+
+PlausibilityRow row_from_json(const nlohmann::json& j) {
+  PlausibilityRow r;
+  r.examples = j.at("examples").get<int64_t>();
+  r.auroc_examples = j.at("auroc_examples").get<int64_t>();
+  double* fields[] = {&r.f1_threshold, &r.precision_threshold, &r.recall_threshold, &r.f1_top_k,
+                      &r.precision_top_k, &r.recall_top_k, &r.auroc, &r.auprc};
+  for (size_t m = 0; m < kMetrics.size(); ++m) *fields[m] = j.at(kMetrics[m]).get<double>();
+  return r;
+}
+
+// One piece of the evaluation, kept as OUT/units/FILE once computed: a run resumes without
+// recomputing it, and under mpirun the ranks share the pieces by cost (docs/distributed.md).
+struct Unit {
+  std::string file;
+  double cost = 0;
+  size_t heldout = 0;
+  // An ExpNet run: the variant (-1: the main configuration) and its seed ...
+  int variant = -1;
+  uint64_t seed = 0;
+  // ... or a post-hoc baseline (its name) on the held-out task, its threshold tuned on the others.
+  std::string baseline;
+};
+
+// One ExpNet run of a leave-one-task-out fold: trained on every task but `h` (the candidate with the
+// lowest source validation loss when there are several), scored on h's test examples.
+nlohmann::json expnet_unit(const std::vector<LoadedTask>& tasks, size_t h, uint64_t seed, const ExpNetTrainOptions& base,
+                           const std::vector<std::pair<std::string, ExpNetTrainOptions>>& candidates,
+                           const std::string& save_dir) {
+  std::vector<const TaskSplit*> tr, va;
+  for (size_t s = 0; s < tasks.size(); ++s)
+    if (s != h) tr.push_back(&tasks[s].train), va.push_back(&tasks[s].val);
+  std::string selected;
+  ExpNetTrainResult res;
+  if (candidates.empty()) {
+    ExpNetTrainOptions opt = base;
+    opt.seed = seed;
+    res = train_expnet(tr, va, opt);
+  } else {
+    for (const auto& [name, cand] : candidates) {
+      ExpNetTrainOptions c = cand;
+      c.seed = seed;
+      ExpNetTrainResult r = train_expnet(tr, va, c);
+      if (selected.empty() || r.best_val_loss < res.best_val_loss) res = std::move(r), selected = name;
+    }
+  }
+  res.model.check_compatible(tasks[h].clf, tasks[h].spec.model_dir);
+  std::vector<std::vector<double>> scores;
+  for (const auto& ex : tasks[h].test.examples) scores.push_back(res.model.explain(tasks[h].clf, ex.enc, ex.raw));
+  const PlausibilityRow row = plausibility(tasks[h].test.examples, scores, 0.5);
+  nlohmann::json run = {{"seed", seed}, {"best_epoch", res.best_epoch}, {"epochs_run", res.epochs_run}, {"seconds", res.seconds},
+                        {"train_tokens", res.train_tokens}, {"train_positive", res.train_positive},
+                        {"train_examples", res.train_examples}, {"filtered_out", res.filtered_out},
+                        {"f1_threshold", row.f1_threshold}, {"f1_top_k", row.f1_top_k}};
+  if (!selected.empty()) run["selected"] = selected;
+  if (!save_dir.empty()) res.model.save(save_dir);  // before the unit file: a unit on disk has its model
+  return {{"row", row_json(row)}, {"run", run}};
+}
+
+// A post-hoc baseline on held-out task `h`: its rate, and unless it ran over the budget, its
+// metrics at the threshold tuned on the source tasks' validation examples (never on h).
+nlohmann::json baseline_unit(const std::vector<LoadedTask>& tasks, size_t h, const std::string& name, const CrossTaskOptions& o) {
+  auto explainer = make_explainer(name);
+  const LoadedTask& ht = tasks[h];
+  BaselineRun test_run = run_baseline(*explainer, ht.clf, ht.test.examples, 0, o.baseline_budget_s,
+                                      fmt::format("{} on {}", name, ht.spec.name));
+  const double per_s = test_run.scores.size() / std::max(1e-9, test_run.seconds);
+  nlohmann::json unit = {{"cost", {{"examples", test_run.scores.size()}, {"seconds", test_run.seconds}, {"examples_per_s", per_s}}}};
+  if (!test_run.complete) {
+    // Dropped for this held-out task only (its cell shows —); the rate still enters the cost table.
+    unit["dropped"] = fmt::format("over the {:.0f} s budget: {} of {} examples ({:.2f} ex/s)", o.baseline_budget_s,
+                                  test_run.scores.size(), ht.test.examples.size(), per_s);
+    return unit;
+  }
+  std::vector<std::vector<double>> tune_scores;
+  std::vector<TaskExample> tune_examples;
+  for (size_t s = 0; s < tasks.size(); ++s) {
+    if (s == h) continue;
+    BaselineRun r = run_baseline(*explainer, tasks[s].clf, tasks[s].val.examples, o.tune_examples, o.baseline_budget_s,
+                                 fmt::format("{} tuning on {}", name, tasks[s].spec.name));
+    for (size_t i = 0; i < r.scores.size(); ++i) {
+      tune_scores.push_back(minmax_scored(r.scores[i], tasks[s].val.examples[i].labels));
+      tune_examples.push_back(tasks[s].val.examples[i]);
+    }
+  }
+  double best_threshold = 0.5, best_f1 = -1;
+  for (int k = 1; k < 20; ++k) {
+    const double th = 0.05 * k;
+    const double f1 = plausibility(tune_examples, tune_scores, th).f1_threshold;
+    if (f1 > best_f1) best_f1 = f1, best_threshold = th;
+  }
+  std::vector<std::vector<double>> test_scores;
+  for (size_t i = 0; i < test_run.scores.size(); ++i) test_scores.push_back(minmax_scored(test_run.scores[i], ht.test.examples[i].labels));
+  unit["row"] = row_json(plausibility(ht.test.examples, test_scores, best_threshold));
+  unit["extra"] = {{"threshold", best_threshold}, {"threshold_source_f1", best_f1}, {"tune_examples", tune_examples.size()}};
+  return unit;
+}
+
+// What a report directory holds results of: resuming with other settings would mix them.
+nlohmann::json settings_json(const CrossTaskOptions& o, const std::vector<std::string>& baselines) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : o.tasks)
+    tasks.push_back({{"name", t.name}, {"model", t.model_dir}, {"train", t.train}, {"val", t.val}, {"test", t.test},
+                     {"val_fraction", t.val_fraction}});
+  const ExpNetTrainOptions& e = o.train;
+  return {{"tasks", tasks}, {"data_dir", o.data_dir}, {"seeds", o.seeds},
+          {"expnet", {{"config", e.model.to_json()}, {"loss", e.loss}, {"alpha", e.alpha}, {"gamma", e.gamma},
+                      {"filter_correct", e.filter_correct}, {"lr", e.lr}, {"weight_decay", e.weight_decay},
+                      {"batch_size", e.batch_size}, {"max_epochs", e.max_epochs}, {"patience", e.patience}}},
+          {"baselines", baselines}, {"max_train", o.max_train}, {"max_test", o.max_test},
+          {"tune_examples", o.tune_examples}, {"baseline_budget_s", o.baseline_budget_s}, {"ablation", o.ablation}};
+}
+
+size_t tokens_of(const TaskSplit& split) {
+  size_t n = 0;
+  for (const auto& ex : split.examples) n += ex.enc.ids.size();
+  return n;
+}
+
 }  // namespace
 
 nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   if (o.tasks.size() < 2) fail("--task: leave-one-task-out needs at least two tasks (got {})", o.tasks.size());
   if (o.seeds.empty()) fail("--seeds: give at least one seed");
   if (o.out_dir.empty()) fail("--out: an output directory is required");
-  make_dirs(o.out_dir);
+  for (const auto& t : o.tasks)  // names become file names of the units and saved models
+    if (t.name.empty() || t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos ||
+        t.name[0] == '.')
+      fail("--task '{}': a task name is letters, digits, '.', '_' and '-', not starting with '.'", t.name);
+  {
+    std::vector<uint64_t> seeds = o.seeds;
+    std::sort(seeds.begin(), seeds.end());
+    if (std::adjacent_find(seeds.begin(), seeds.end()) != seeds.end()) fail("--seeds: a seed is given twice");
+  }
+  std::vector<std::string> baseline_names = o.baselines;
+  if (baseline_names.size() == 1 && baseline_names[0] == "all") baseline_names = post_hoc_explainer_names();
+  for (const auto& name : baseline_names) explainer_info(name);  // an unknown name fails before any work
+  const std::string units_dir = join_path(o.out_dir, "units");
+  make_dirs(units_dir);
+  const nlohmann::json settings = settings_json(o, baseline_names);
+  const std::string settings_path = join_path(o.out_dir, "evaluate.json");
+  if (file_exists(settings_path)) {
+    const nlohmann::json before = parse_json_file(settings_path);
+    if (before != settings) {
+      std::string differ;
+      for (const auto& [key, value] : settings.items())
+        if (!before.contains(key) || before[key] != value) differ += (differ.empty() ? "" : ", ") + key;
+      fail("--out: '{}' holds an evaluation with other settings ({}; evaluate.json); use another directory", o.out_dir,
+           differ.empty() ? "fields" : differ);
+    }
+  } else if (dist::is_root()) {
+    write_file_atomic(settings_path, settings.dump(2) + "\n");
+  }
   const auto start = Clock::now();
 
   // ---- load tasks, classifiers and features
@@ -223,13 +380,97 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
       fail("--task {}: classifier {} has {} layers x {} heads but {} has {} x {}: features would not align", t.spec.name,
            t.spec.model_dir, c.num_hidden_layers, c.num_attention_heads, tasks[0].spec.model_dir, c0.num_hidden_layers,
            c0.num_attention_heads);
-    std::fprintf(stderr, "salient: expnet: loading task %s (%s)\n", t.spec.name.c_str(), t.spec.model_dir.c_str());
+    if (dist::is_root()) std::fprintf(stderr, "salient: expnet: loading task %s (%s)\n", t.spec.name.c_str(), t.spec.model_dir.c_str());
     t.train = load_task_split(t.clf, t.spec.train, o.data_dir, o.max_train);
     if (t.spec.val.empty()) carve_validation(t.train, t.val, t.spec.val_fraction);
     else t.val = load_task_split(t.clf, t.spec.val, o.data_dir, o.max_train > 0 ? std::max<int64_t>(1, o.max_train / 5) : 0);
     t.test = load_task_split(t.clf, t.spec.test, o.data_dir, o.max_test);
   }
 
+  // ---- the units: ExpNet runs (main configuration, then the ablation's) and baselines per held-out task
+  const std::vector<Variant> variants = o.ablation ? ablation_variants(o.train) : std::vector<Variant>{};
+  // Rough relative costs, only for sharing units between ranks: an ExpNet epoch over a token is a
+  // small MLP step, about a twentieth of a transformer forward pass over it (explain_cost's unit).
+  auto expnet_cost = [&](size_t h, size_t candidates) {
+    size_t source_tokens = 0;
+    for (size_t s = 0; s < tasks.size(); ++s)
+      if (s != h) source_tokens += tokens_of(tasks[s].train);
+    return 0.05 * o.train.max_epochs * static_cast<double>(source_tokens) * static_cast<double>(std::max<size_t>(1, candidates));
+  };
+  std::vector<Unit> units;
+  for (size_t h = 0; h < tasks.size(); ++h)
+    for (uint64_t seed : o.seeds)
+      units.push_back({fmt::format("expnet-{}-seed{}.json", tasks[h].spec.name, seed), expnet_cost(h, 1), h, -1, seed, ""});
+  for (const auto& name : baseline_names) {
+    const std::string family = explainer_info(name).family;
+    for (size_t h = 0; h < tasks.size(); ++h) {
+      double cost = 0;
+      for (const auto& ex : tasks[h].test.examples) cost += dist::explain_cost(family, ex.enc.ids.size());
+      for (size_t s = 0; s < tasks.size(); ++s) {
+        if (s == h) continue;
+        for (size_t i = 0; i < tasks[s].val.examples.size() && (o.tune_examples <= 0 || static_cast<int64_t>(i) < o.tune_examples); ++i)
+          cost += dist::explain_cost(family, tasks[s].val.examples[i].enc.ids.size());
+      }
+      units.push_back({fmt::format("baseline-{}-{}.json", name, tasks[h].spec.name), cost, h, -1, 0, name});
+    }
+  }
+  for (size_t v = 0; v < variants.size(); ++v) {
+    if (variants[v].name == "main") continue;  // the main configuration's runs above
+    std::string stem = variants[v].name;
+    std::replace(stem.begin(), stem.end(), ':', '_');
+    for (size_t h = 0; h < tasks.size(); ++h)
+      for (uint64_t seed : o.seeds)
+        units.push_back({fmt::format("ablation-{}-{}-seed{}.json", stem, tasks[h].spec.name, seed),
+                         expnet_cost(h, variants[v].candidates.size()), h, static_cast<int>(v), seed, ""});
+  }
+  std::vector<Unit> pending;
+  for (const Unit& u : units)
+    if (!file_exists(join_path(units_dir, u.file))) pending.push_back(u);
+  if (dist::sharded()) {
+    // Every rank lists the pending units before any writes one; then each computes its share.
+    dist::barrier();
+    std::vector<double> costs;
+    for (const Unit& u : pending) costs.push_back(u.cost);
+    const dist::ShardPlan plan = dist::plan_shards(costs, 1, dist::size());
+    std::vector<Unit> mine;
+    for (size_t i = 0; i < pending.size(); ++i)
+      if (plan.owner[i] == dist::rank()) mine.push_back(pending[i]);
+    pending = std::move(mine);
+  }
+  for (const Unit& u : pending) {
+    nlohmann::json result;
+    if (!u.baseline.empty()) {
+      result = baseline_unit(tasks, u.heldout, u.baseline, o);
+    } else if (u.variant < 0) {
+      const std::string save_dir = u.seed == o.seeds.front() ? join_path(o.out_dir, "expnet-heldout-" + tasks[u.heldout].spec.name) : "";
+      result = expnet_unit(tasks, u.heldout, u.seed, o.train, {}, save_dir);
+    } else {
+      const Variant& v = variants[u.variant];
+      std::fprintf(stderr, "salient: expnet: ablation %s, held out %s, seed %llu\n", v.name.c_str(),
+                   tasks[u.heldout].spec.name.c_str(), static_cast<unsigned long long>(u.seed));
+      result = expnet_unit(tasks, u.heldout, u.seed, v.options, v.candidates, "");
+    }
+    write_file_atomic(join_path(units_dir, u.file), result.dump(2) + "\n");
+  }
+  if (dist::sharded()) {
+    dist::barrier();
+    if (!dist::is_root()) return nlohmann::json();
+  }
+
+  // ---- the report, from the unit files
+  auto read_unit = [&](const std::string& file) { return parse_json_file(join_path(units_dir, file)); };
+  auto expnet_cell = [&](size_t h, const std::string& prefix) {
+    std::vector<PlausibilityRow> rows;
+    nlohmann::json runs = nlohmann::json::array();
+    for (uint64_t seed : o.seeds) {
+      const nlohmann::json u = read_unit(fmt::format("{}-{}-seed{}.json", prefix, tasks[h].spec.name, seed));
+      rows.push_back(row_from_json(u.at("row")));
+      runs.push_back(u.at("run"));
+    }
+    Cell c = aggregate(rows);
+    c.extra["runs"] = runs;
+    return c;
+  };
   nlohmann::json report;
   report["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
@@ -246,96 +487,24 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
                                {"test_accuracy_on_used", t.test.examples.empty() ? 0.0 : double(correct) / t.test.examples.size()}});
   }
 
-  // ---- ExpNet leave-one-task-out, for the main configuration and (optionally) the ablation
-  auto loto = [&](const ExpNetTrainOptions& base, bool save, std::map<std::string, Cell>& cells,
-                  const std::vector<std::pair<std::string, ExpNetTrainOptions>>& candidates = {}) {
-    for (size_t h = 0; h < tasks.size(); ++h) {
-      std::vector<const TaskSplit*> tr, va;
-      for (size_t s = 0; s < tasks.size(); ++s)
-        if (s != h) tr.push_back(&tasks[s].train), va.push_back(&tasks[s].val);
-      std::vector<PlausibilityRow> rows;
-      nlohmann::json runs = nlohmann::json::array();
-      for (uint64_t seed : o.seeds) {
-        ExpNetTrainOptions opt = base;
-        opt.seed = seed;
-        std::string selected;
-        ExpNetTrainResult res;
-        if (candidates.empty()) {
-          res = train_expnet(tr, va, opt);
-        } else {
-          for (const auto& [name, cand] : candidates) {
-            ExpNetTrainOptions c = cand;
-            c.seed = seed;
-            ExpNetTrainResult r = train_expnet(tr, va, c);
-            if (selected.empty() || r.best_val_loss < res.best_val_loss) res = std::move(r), selected = name;
-          }
-        }
-        res.model.check_compatible(tasks[h].clf, tasks[h].spec.model_dir);
-        std::vector<std::vector<double>> scores;
-        for (const auto& ex : tasks[h].test.examples) scores.push_back(res.model.explain(tasks[h].clf, ex.enc, ex.raw));
-        rows.push_back(plausibility(tasks[h].test.examples, scores, 0.5));
-        runs.push_back({{"seed", seed}, {"best_epoch", res.best_epoch}, {"epochs_run", res.epochs_run}, {"seconds", res.seconds},
-                        {"train_tokens", res.train_tokens}, {"train_positive", res.train_positive},
-                        {"train_examples", res.train_examples}, {"filtered_out", res.filtered_out},
-                        {"f1_threshold", rows.back().f1_threshold}, {"f1_top_k", rows.back().f1_top_k}});
-        if (!selected.empty()) runs.back()["selected"] = selected;
-        if (save && seed == o.seeds.front()) res.model.save(join_path(o.out_dir, "expnet-heldout-" + tasks[h].spec.name));
-      }
-      Cell c = aggregate(rows);
-      c.extra["runs"] = runs;
-      cells[tasks[h].spec.name] = c;
-    }
-  };
-
   // method → held-out task → cell
   std::map<std::string, std::map<std::string, Cell>> table;
   std::vector<std::string> methods = {"expnet"};
-  loto(o.train, true, table["expnet"]);
-
-  // ---- post-hoc baselines on the same held-out examples
-  std::vector<std::string> baseline_names = o.baselines;
-  if (baseline_names.size() == 1 && baseline_names[0] == "all") baseline_names = post_hoc_explainer_names();
+  for (size_t h = 0; h < tasks.size(); ++h) table["expnet"][tasks[h].spec.name] = expnet_cell(h, "expnet");
   nlohmann::json cost = nlohmann::json::object();
   nlohmann::json dropped = nlohmann::json::array();
   for (const auto& name : baseline_names) {
-    auto explainer = make_explainer(name);
     std::map<std::string, Cell> cells;
     for (size_t h = 0; h < tasks.size(); ++h) {
-      const LoadedTask& ht = tasks[h];
-      BaselineRun test_run = run_baseline(*explainer, ht.clf, ht.test.examples, 0, o.baseline_budget_s,
-                                          fmt::format("{} on {}", name, ht.spec.name));
-      const double per_s = test_run.scores.size() / std::max(1e-9, test_run.seconds);
-      cost[name][ht.spec.name] = {{"examples", test_run.scores.size()}, {"seconds", test_run.seconds}, {"examples_per_s", per_s}};
-      if (!test_run.complete) {
-        // Dropped for this held-out task only (its cell shows —); the rate still enters the cost table.
-        dropped.push_back({{"method", name}, {"task", ht.spec.name},
-                           {"reason", fmt::format("over the {:.0f} s budget: {} of {} examples ({:.2f} ex/s)", o.baseline_budget_s,
-                                                  test_run.scores.size(), ht.test.examples.size(), per_s)}});
+      const nlohmann::json u = read_unit(fmt::format("baseline-{}-{}.json", name, tasks[h].spec.name));
+      cost[name][tasks[h].spec.name] = u.at("cost");
+      if (u.contains("dropped")) {
+        dropped.push_back({{"method", name}, {"task", tasks[h].spec.name}, {"reason", u.at("dropped")}});
         continue;
       }
-      // Threshold tuned on the source tasks' validation examples (never on the held-out task).
-      std::vector<std::vector<double>> tune_scores;
-      std::vector<TaskExample> tune_examples;
-      for (size_t s = 0; s < tasks.size(); ++s) {
-        if (s == h) continue;
-        BaselineRun r = run_baseline(*explainer, tasks[s].clf, tasks[s].val.examples, o.tune_examples, o.baseline_budget_s,
-                                     fmt::format("{} tuning on {}", name, tasks[s].spec.name));
-        for (size_t i = 0; i < r.scores.size(); ++i) {
-          tune_scores.push_back(minmax_scored(r.scores[i], tasks[s].val.examples[i].labels));
-          tune_examples.push_back(tasks[s].val.examples[i]);
-        }
-      }
-      double best_threshold = 0.5, best_f1 = -1;
-      for (int k = 1; k < 20; ++k) {
-        const double th = 0.05 * k;
-        const double f1 = plausibility(tune_examples, tune_scores, th).f1_threshold;
-        if (f1 > best_f1) best_f1 = f1, best_threshold = th;
-      }
-      std::vector<std::vector<double>> test_scores;
-      for (size_t i = 0; i < test_run.scores.size(); ++i) test_scores.push_back(minmax_scored(test_run.scores[i], ht.test.examples[i].labels));
-      Cell c = aggregate({plausibility(ht.test.examples, test_scores, best_threshold)});
-      c.extra = {{"threshold", best_threshold}, {"threshold_source_f1", best_f1}, {"tune_examples", tune_examples.size()}};
-      cells[ht.spec.name] = c;
+      Cell c = aggregate({row_from_json(u.at("row"))});
+      c.extra = u.at("extra");
+      cells[tasks[h].spec.name] = c;
     }
     if (!cells.empty()) {
       table[name] = cells;
@@ -343,7 +512,8 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
     }
   }
 
-  // ---- cost: explanations per second on each held-out test set (same inputs for every method)
+  // ---- cost: explanations per second on each held-out test set (same inputs for every method),
+  // measured here by rank 0 alone once every unit is done
   for (const auto& t : tasks) {
     std::vector<const Encoding*> inputs;
     for (const auto& ex : t.test.examples) inputs.push_back(&ex.enc);
@@ -369,14 +539,16 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
 
   // ---- ablation
   std::vector<std::pair<Variant, std::map<std::string, Cell>>> ablation;
-  if (o.ablation) {
-    for (auto& v : ablation_variants(o.train)) {
-      std::fprintf(stderr, "salient: expnet: ablation %s\n", v.name.c_str());
-      std::map<std::string, Cell> cells;
-      if (v.name == "main") cells = table["expnet"];
-      else loto(v.options, false, cells, v.candidates);
-      ablation.emplace_back(std::move(v), std::move(cells));
+  for (const Variant& v : variants) {
+    std::map<std::string, Cell> cells;
+    if (v.name == "main") {
+      cells = table["expnet"];
+    } else {
+      std::string stem = v.name;
+      std::replace(stem.begin(), stem.end(), ':', '_');
+      for (size_t h = 0; h < tasks.size(); ++h) cells[tasks[h].spec.name] = expnet_cell(h, "ablation-" + stem);
     }
+    ablation.emplace_back(v, std::move(cells));
   }
 
   // ---- reports
