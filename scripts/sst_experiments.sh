@@ -2,7 +2,8 @@
 # The SST experiments behind docs/sst.md: a standard model, the ξ/λ sweep of SST models with the
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
-# Usage: scripts/sst_experiments.sh [mnist|fashion|fashion-ft|sst2|eraser ...]   (default: all five)
+# Usage: [MPI="mpirun -np N"] scripts/sst_experiments.sh [mnist|fashion|fashion-ft|sst2|eraser ...]
+#        (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -10,6 +11,9 @@ SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 export SALIENT_SHARED=$SHARED
 THREADS=${THREADS:-2}
 S=("$BIN" --threads "$THREADS" --quiet sst)
+# MPI="mpirun -np 4": the evaluations run sharded (docs/distributed.md); the trainings stay one process.
+read -r -a MPI_PREFIX <<< "${MPI:-}"
+E=("${MPI_PREFIX[@]}" "${S[@]}")
 
 train() {  # out dir, then sst train options; skipped when a finished run is there
   local out=$1; shift
@@ -35,14 +39,14 @@ sweep() {
 compare() {
   local dir=$1 data=$2 limit=$3 tl=$4 std=${5:-$1/standard}
   local posthoc=$(dirname "$std")/eval-posthoc
-  "${S[@]}" evaluate --standard "$std" --data "$data" --methods sis,anchors,gradient --limit "$limit" \
+  "${E[@]}" evaluate --standard "$std" --data "$data" --methods sis,anchors,gradient --limit "$limit" \
     --time-limit "$tl" -o "$posthoc" > /dev/null
   [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc")" "$dir/eval-posthoc"
   for kind in baseline probabilistic robust; do
     local chosen
     chosen=$(python3 -c "import json,sys; print(json.load(open('$dir/selection.json'))['chosen'].get('$kind') or '')")
     [ -n "$chosen" ] || continue
-    "${S[@]}" evaluate --model "$chosen" --data "$data" --methods sst --limit "$limit" -o "$dir/eval-sst-$kind" > /dev/null
+    "${E[@]}" evaluate --model "$chosen" --data "$data" --methods sst --limit "$limit" -o "$dir/eval-sst-$kind" > /dev/null
   done
   python3 scripts/sst_table.py "$dir" > "$dir/table.md"
   cat "$dir/table.md"

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dist/world.h"
 #include "explain/explainer.h"
 #include "expnet/crosstask.h"
 #include "expnet/expnet.h"
@@ -146,6 +147,8 @@ struct EvaluateCmd {
 void run_evaluate(EvaluateCmd& c) {
   if (!c.expnet.empty()) {
     if (c.model.empty() || c.data.empty()) fail("expnet evaluate --expnet: also give --model and --data");
+    if (dist::sharded())  // one quick evaluation: nothing to share out
+      fail("expnet evaluate --expnet: runs as one process (under mpirun only the leave-one-task-out run, --task, is sharded)");
     std::cout << evaluate_expnet(c.expnet, c.model, c.data, c.data_dir, c.max_test, c.threshold).dump() << "\n";
     return;
   }
@@ -180,7 +183,7 @@ void run_evaluate(EvaluateCmd& c) {
     o.train.model.num_heads = mc.num_attention_heads;
   }
   nlohmann::json r = run_cross_task(o);
-  std::cout << nlohmann::json({{"out", c.out}, {"seconds", r["seconds"]}}).dump() << "\n";
+  if (dist::is_root()) std::cout << nlohmann::json({{"out", c.out}, {"seconds", r["seconds"]}}).dump() << "\n";
 }
 
 }  // namespace

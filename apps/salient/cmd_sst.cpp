@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include "commands.h"
+#include "dist/world.h"
 #include "explain/explainer.h"
 #include "sst/data.h"
 #include "sst/evaluate.h"
@@ -127,7 +128,7 @@ void run_evaluate(EvaluateArgs& a) {
   a.o.methods = split_list(a.methods);
   if (a.o.data_dir.empty()) a.o.data_dir = shared_data_dir();
   std::vector<sst::SstEvalRow> rows = sst::evaluate_sst(a.o);
-  std::cout << sst::sst_table_markdown(rows);
+  if (dist::is_root()) std::cout << sst::sst_table_markdown(rows);  // under mpirun: rank 0's table
 }
 
 }  // namespace

@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
                                  ? c.app->get_parent()->get_name() + " " + c.app->get_name()
                                  : c.app->get_name();
     static const std::vector<std::string> sharded_commands = {"explain", "benchmark", "train", "pretrain", "info",
-                                                                 "attattr attribute", "attattr heads", "smat study"};
+                                                                 "attattr attribute", "attattr heads", "smat study",
+                                                                 "expnet evaluate", "sst evaluate"};
     if (dist::sharded() && std::find(sharded_commands.begin(), sharded_commands.end(), name) == sharded_commands.end())
       fail("{}: does not run sharded yet (under mpirun: {}); run it as one process", name,
            fmt::join(sharded_commands, ", "));

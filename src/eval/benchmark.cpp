@@ -137,7 +137,8 @@ std::string run_simulability(const BenchmarkOptions& a) {
   so.static_explainers.internal_batch = a.internal_batch;
   so.static_explainers.registered_temperature = a.simulability.temperature;
   so.static_explainers.registered = a.method_options;
-  smat::run_study(so);
+  smat::run_study(so);  // under mpirun the student runs are shared out and rank 0 writes the report
+  if (!dist::is_root()) return "";
   return "Simulability (" + so.out_dir + "):\n\n" + read_file(join_path(so.out_dir, "report.md"));
 }
 
@@ -145,18 +146,17 @@ std::string run_simulability(const BenchmarkOptions& a) {
 
 std::string run_benchmark(const BenchmarkOptions& a) {
   if (a.out_dir.empty()) fail("--out: required");
-  // Simulability trains students rather than scoring examples: its own run, after the others.
+  // Simulability trains students rather than scoring examples: its own run (a SMaT study), after
+  // the others.
   auto sim = std::find(a.metrics.begin(), a.metrics.end(), "simulability");
   if (sim != a.metrics.end()) {
-    if (dist::sharded())
-      fail("--metrics: simulability trains students and does not run sharded (mpirun -np {}); run it in one process",
-           dist::size());
     if (a.methods.empty()) fail("--methods: give at least one method");
     for (const auto& m : a.methods) explainer_info(m);
     BenchmarkOptions rest = a;
     rest.metrics.erase(rest.metrics.begin() + (sim - a.metrics.begin()));
-    std::string md = rest.metrics.empty() ? "" : run_benchmark(rest) + "\n";
-    return md + run_simulability(a);
+    const std::string md = rest.metrics.empty() ? "" : run_benchmark(rest) + "\n";
+    const std::string simulability = run_simulability(a);
+    return dist::is_root() ? md + simulability : "";
   }
   if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);

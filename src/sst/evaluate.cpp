@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 
+#include "dist/shards.h"
+#include "dist/world.h"
 #include "sst/data.h"
 #include "sst/render.h"
 #include "util/error.h"
@@ -19,6 +21,9 @@
 namespace salient::sst {
 
 using Clock = std::chrono::steady_clock;
+
+// Examples per chunk of a sharded run: what a rank that dies may lose.
+constexpr size_t kShardExamples = 4;
 
 void SstEvalOptions::validate() const {
   if (methods.empty()) fail("--methods: name at least one of sst, sis, anchors, gradient");
@@ -101,7 +106,8 @@ ModelAndData load_for_eval(const std::string& dir, const SstEvalOptions& o) {
   return m;
 }
 
-// The per-example records already in `path` (a truncated last line from an interrupted run is dropped).
+// The per-example records already in `path` (a truncated last line from an interrupted run is
+// dropped from the file too).
 std::map<int64_t, nlohmann::json> read_records(const std::string& path) {
   std::map<int64_t, nlohmann::json> out;
   if (!file_exists(path)) return out;
@@ -134,7 +140,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
   if (file_exists(run_path)) {
     nlohmann::json before = parse_json_file(run_path);
     if (before != run) fail("--out: '{}' holds a run with other settings ({}); use another directory", o.out_dir, run_path);
-  } else {
+  } else if (dist::is_root()) {
     write_file_atomic(run_path, run.dump(2) + "\n");
   }
   std::unique_ptr<ModelAndData> sst, standard;
@@ -148,15 +154,15 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     ModelAndData& m = *slot;
     const SstModel& model = *m.loaded.model;
     const std::string path = join_path(o.out_dir, "examples-" + method + ".jsonl");
-    std::map<int64_t, nlohmann::json> records = read_records(path);
-    AppendFile append(path);
+    // Rank 0 drops a truncated last record before any other rank reads the file.
+    std::map<int64_t, nlohmann::json> records;
+    if (dist::is_root()) records = read_records(path);
+    if (dist::sharded()) {
+      dist::barrier();
+      if (!dist::is_root()) records = read_records(path);
+    }
     const int64_t n = static_cast<int64_t>(m.predictions.size());
-    Progress bar("sst evaluate " + method, n, "ex");
-    for (int64_t i = 0; i < n; ++i) {
-      if (records.count(i)) {
-        bar.update(1);
-        continue;
-      }
+    auto explain = [&](int64_t i) {
       FeatureBatch x = m.data.batch(std::vector<int64_t>{i});
       const int64_t target = m.predictions[i];
       nlohmann::json rec = {{"index", i}, {"target", target}};
@@ -191,11 +197,40 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         }
         if (!selection.empty()) rec["selection"] = selection;
       }
-      append.write(rec.dump() + "\n");
-      records[i] = rec;
-      bar.update(1);
+      return rec;
+    };
+    if (dist::sharded()) {
+      // Under mpirun (docs/distributed.md): chunks of examples shared out by cost (a search's
+      // forward passes grow with the features squared), the records already in the file kept;
+      // rank 0 joins the chunks into the file in example order and alone writes the tables.
+      std::vector<double> costs;
+      for (int64_t i = 0; i < n; ++i)
+        costs.push_back(records.count(i) ? 0.0 : dist::explain_cost(is_sst ? "learned" : "perturbation",
+                                                                     m.data.modality == "image" ? static_cast<size_t>(m.data.images.size(1))
+                                                                                                : m.data.encodings[i].ids.size()));
+      nlohmann::json settings = run;
+      settings["method"] = method;
+      dist::run_sharded(costs, kShardExamples, path, settings, "sst evaluate " + method, [&](size_t b, size_t e) {
+        std::string text;
+        for (size_t i = b; i < e; ++i)
+          text += (records.count(static_cast<int64_t>(i)) ? records.at(static_cast<int64_t>(i)) : explain(static_cast<int64_t>(i))).dump() + "\n";
+        return text;
+      });
+      if (!dist::is_root()) continue;
+      records = read_records(path);
+    } else {
+      AppendFile append(path);
+      Progress bar("sst evaluate " + method, n, "ex");
+      for (int64_t i = 0; i < n; ++i) {
+        if (!records.count(i)) {
+          nlohmann::json rec = explain(i);
+          append.write(rec.dump() + "\n");
+          records[i] = rec;
+        }
+        bar.update(1);
+      }
+      bar.finish();
     }
-    bar.finish();
 
     SstEvalRow row;
     row.method = method;
@@ -251,6 +286,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     views_html += "</div>\n";
   }
 
+  if (!dist::is_root()) return {};
   Table csv({"method", "model", "accuracy", "explained", "timed_out", "size_percent", "size_percent_std",
              "seconds_per_explanation", "faithful_baseline", "faithful_probabilistic", "faithful_robust"});
   nlohmann::json json = nlohmann::json::array();

@@ -1,8 +1,10 @@
 """Sharded runs under Open MPI (issue #16, docs/distributed.md), on loopback with 2 ranks:
 `mpirun -np 2 salient explain` writes the bytes one process writes, `benchmark` its records and
-summaries; a run with a rank killed by
+summaries, the studies (`attattr`, `smat study`, `expnet evaluate`, `sst evaluate`) their results;
+a run with a rank killed by
 SIGKILL resumes, recomputing only the chunks that were not finished; without mpirun (or with one
 rank) the plain single-process path runs."""
+import json
 import os
 import shutil
 import signal
@@ -63,7 +65,7 @@ def test_two_ranks_write_the_bytes_of_one_process(salient_bin, model_dir, tmp_pa
 @needs_mpi
 def test_two_ranks_benchmark_as_one_process(salient_bin, model_dir, tmp_path):
     """results.jsonl in one process's order with its values (all but the per-example time and
-    memory), and the summaries and heatmaps byte for byte; simulability is refused sharded."""
+    memory), and the summaries and heatmaps byte for byte; simulability's student runs as one process trains them."""
     import json as _json
     data = tmp_path / "data.jsonl"
     data.write_text("".join(_json.dumps({"text": f"{t} , take {i}", "label": i % 2}) + "\n"
@@ -101,9 +103,21 @@ def test_two_ranks_benchmark_as_one_process(salient_bin, model_dir, tmp_path):
         assert line in got
     assert records(part) == records(tmp_path / "one")
 
-    r = mpi(salient_bin, ["--quiet", "benchmark", "--model", model_dir, "--data", str(data), "--methods", "saliency",
-                          "--metrics", "simulability", "--out", str(tmp_path / "sim")])
-    assert r.returncode != 0 and "simulability" in r.stderr and "one process" in r.stderr
+    # Simulability trains students (a SMaT study): their runs are shared out; the same runs and summary.
+    from test_reliability import comparable
+    sim = lambda out: ["--quiet", "--threads", "1", "benchmark", "--model", model_dir, "--data", str(data),  # noqa: E731
+                       "--methods", "saliency", "--metrics", "simulability", "--sim-sizes", "8", "--sim-seeds", "0,1",
+                       "--sim-test-size", "12", "--sim-valid-size", "8", "--sim-optimizer", "adamw",
+                       "--sim-lr", "0.001", "--sim-max-epochs", "2", "--out", str(out / "bench")]
+    subprocess.run([salient_bin, *sim(tmp_path / "sim1")], check=True, capture_output=True)
+    r = mpi(salient_bin, sim(tmp_path / "sim2"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("Simulability (") == 1  # rank 0 alone prints the report
+    runs = sorted(p.name for p in (tmp_path / "sim1" / "bench" / "simulability" / "runs").iterdir())
+    assert len(runs) == 4, runs
+    for name in runs + ["../summary.json"]:
+        one, two = (tmp_path / d / "bench" / "simulability" / "runs" / name for d in ("sim1", "sim2"))
+        assert comparable(two) == comparable(one), name
 
 
 @needs_mpi
@@ -170,6 +184,78 @@ def test_two_ranks_run_a_smat_study_as_one_process(salient_bin, model_dir, tmp_p
     before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "runs").iterdir()}
     assert mpi(salient_bin, study(tmp_path / "two")).returncode == 0
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "runs").iterdir()} == before
+
+
+@needs_mpi
+def test_two_ranks_run_expnet_evaluate_as_one_process(salient_bin, model_dir, tmp_path):
+    """Leave-one-task-out units (an ExpNet run per held-out task and seed, a baseline per held-out
+    task) shared out over 2 ranks: the unit files and the report of one process; a rerun under
+    mpirun recomputes no unit."""
+    from test_expnet_attattr import write_planted
+    from test_reliability import comparable
+    tasks = []
+    for t, name in enumerate(("alpha", "beta")):
+        files = [write_planted(tmp_path / f"{name}_{split}.jsonl", n, 10 * k + t)
+                 for k, (split, n) in enumerate((("train", 60), ("val", 20), ("test", 20)))]
+        tasks += ["--task", f"{name}={model_dir},train={files[0]},val={files[1]},test={files[2]}"]
+    args = lambda out: ["--quiet", "--threads", "1", "expnet", "evaluate", *tasks, "--seeds", "0,1",  # noqa: E731
+                        "--baselines", "random,raw_attention,occlusion", "--hidden", "8",
+                        "--epochs", "3", "--filter", "off", "--tune-examples", "5", "--out", str(out)]
+    subprocess.run([salient_bin, *args(tmp_path / "one")], check=True, capture_output=True)
+    r = mpi(salient_bin, args(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    units = sorted(p.name for p in (tmp_path / "one" / "units").iterdir())
+    assert len(units) == 2 * 2 + 3 * 2, units
+    assert sorted(p.name for p in (tmp_path / "two" / "units").iterdir()) == units
+    for name in units:
+        assert comparable(tmp_path / "two" / "units" / name) == comparable(tmp_path / "one" / "units" / name), name
+    report = lambda d: {k: v for k, v in json.loads(comparable(d / "report.json")).items() if k != "cost"}  # noqa: E731
+    assert report(tmp_path / "two") == report(tmp_path / "one")
+    for task in ("alpha", "beta"):  # the saved held-out ExpNets, trained with the first seed
+        for f in ("expnet.safetensors", "expnet.json"):
+            one, two = (tmp_path / d / f"expnet-heldout-{task}" / f for d in ("one", "two"))
+            assert two.read_bytes() == one.read_bytes(), (task, f)
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "units").iterdir()}
+    r = mpi(salient_bin, args(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "units").iterdir()} == before
+
+
+@needs_mpi
+def test_two_ranks_run_sst_evaluate_as_one_process(salient_bin, model_dir, tmp_path):
+    """SST's evaluation (its own subsets and the post-hoc searches) shared out over 2 ranks in chunks
+    of examples: the records and table of one process; records already in the file are kept."""
+    from test_reliability import comparable
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"text": f"{t} , take {i}", "label": int(i % 5 in (0, 2, 3))}) + "\n"
+                            for i, t in enumerate(TEXTS)))
+    sst = tmp_path / "sst"
+    subprocess.run([salient_bin, "--quiet", "sst", "train", "--train", str(data), "--dev", str(data), "--arch",
+                    "transformer", "--init", model_dir, "--epochs", "1", "--batch-size", "8", "--seed", "4", "--out",
+                    str(sst)], check=True, capture_output=True)
+    args = lambda out: ["--quiet", "--threads", "1", "sst", "evaluate", "--model", str(sst), "--standard", str(sst),  # noqa: E731
+                        "--data", str(data), "--limit", "14", "--accuracy-limit", "30", "--methods", "sst,sis,gradient",
+                        "--samples", "5", "--seed", "3", "--out", str(out)]
+    one = subprocess.run([salient_bin, *args(tmp_path / "one")], check=True, capture_output=True, text=True)
+    r = mpi(salient_bin, args(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("| sis |") == 1 and one.stdout.count("| sis |") == 1  # rank 0 alone prints the table
+    for name in ("examples-sst.jsonl", "examples-sis.jsonl", "examples-gradient.jsonl", "table.json", "run.json"):
+        assert comparable(tmp_path / "two" / name) == comparable(tmp_path / "one" / name), name
+    assert len((tmp_path / "two" / "examples-sis.jsonl").read_text().splitlines()) == 14
+    assert not list((tmp_path / "two").glob("*.shards"))
+
+    # A one-process run cut short, finished sharded: the records it wrote are kept byte for byte.
+    part = tmp_path / "part"
+    part.mkdir()
+    (part / "run.json").write_bytes((tmp_path / "one" / "run.json").read_bytes())
+    kept = (tmp_path / "one" / "examples-sis.jsonl").read_text().splitlines(keepends=True)[:5]
+    (part / "examples-sis.jsonl").write_text("".join(kept) + '{"index": 5, "tru')  # and a torn last line
+    r = mpi(salient_bin, args(part))
+    assert r.returncode == 0, r.stderr
+    got = (part / "examples-sis.jsonl").read_text().splitlines(keepends=True)
+    assert got[:5] == kept
+    assert comparable(part / "examples-sis.jsonl") == comparable(tmp_path / "one" / "examples-sis.jsonl")
 
 
 @needs_mpi
