@@ -2,8 +2,9 @@
 - every registered explainer gives the same scores batched and one by one (1e-5 relative) and with
   1 and 2 threads (1e-6 relative);
 - commands run twice with the same seed write byte-identical files;
-- `train` and `benchmark` killed with SIGKILL at several points and resumed end with exactly the
-  output of an uninterrupted run, and no output file is ever half-written."""
+- `train`, `benchmark` and the long runs (pretrain, vit/sst train, sst evaluate, studies, expnet
+  evaluate) killed with SIGKILL at several points and resumed end with exactly the output of an
+  uninterrupted run, and no output file is ever half-written."""
 import json
 import os
 import random
@@ -95,9 +96,56 @@ def test_repeated_commands_write_identical_bytes(salient_bin, model_dir, tmp_pat
     assert not differ, differ
 
 
-# What legitimately differs between two runs (docs/RELIABILITY.md): measured wall times and memory.
+def test_learned_explainers_and_studies_run_twice_write_identical_bytes(salient_bin, model_dir, shared, tmp_path):
+    """The learned explainers' commands (ExpNet, SST, ViT) and ExpNet's leave-one-task-out run, each
+    run twice with the same seed: the same files, measured times aside."""
+    from test_expnet_attattr import write_planted
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"text": f"{TEXTS[i % 5]} , take {i}", "label": int(i % 5 in (0, 2, 3))}) + "\n"
+                            for i in range(40)))
+    inp = tmp_path / "in.txt"
+    inp.write_text("\n".join(TEXTS) + "\n")
+    tasks = []
+    for t, name in enumerate(("alpha", "beta")):
+        files = [write_planted(tmp_path / f"{name}_{split}.jsonl", n, 10 * k + t)
+                 for k, (split, n) in enumerate((("train", 40), ("val", 12), ("test", 12)))]
+        tasks += ["--task", f"{name}={model_dir},train={files[0]},val={files[1]},test={files[2]}"]
+    mnist = ["--data-dir", str(shared / "data")]
+    outputs = {}
+    for run in ("a", "b"):
+        d = tmp_path / run
+        d.mkdir()
+        cli(salient_bin, "expnet", "train", *tasks[:2], "--out", str(d / "expnet"), "--hidden", "8", "--epochs", "3",
+            "--seed", "4")
+        cli(salient_bin, "expnet", "evaluate", *tasks, "--seeds", "0,1", "--baselines", "random,occlusion", "--hidden", "8",
+            "--epochs", "3", "--filter", "off", "--tune-examples", "4", "--out", str(d / "loto"))
+        (d / "loto" / "report.md").unlink()  # its cost table is measured; report.json keeps the rest
+        cli(salient_bin, "sst", "train", "--train", str(data), "--dev", str(data), "--arch", "transformer", "--init", model_dir,
+            "--epochs", "1", "--batch-size", "8", "--seed", "4", "--out", str(d / "sst"))
+        # Outputs name the model's path: both runs explain with the first run's models (the models of
+        # the two runs are compared byte for byte too).
+        sst = str(tmp_path / "a" / "sst")
+        cli(salient_bin, "sst", "explain", "--model", sst, "-i", str(inp), "-o", str(d / "sst-explain.jsonl"))
+        cli(salient_bin, "sst", "evaluate", "--model", sst, "--standard", sst, "--data", str(data),
+            "--limit", "4", "--accuracy-limit", "20", "--methods", "sst,sis,gradient", "--samples", "5", "--seed", "3",
+            "-o", str(d / "sst-eval"))
+        for name in ("table.md", "table.csv", "report.html"):  # their time column is measured; table.json keeps the rest
+            (d / "sst-eval" / name).unlink()
+        cli(salient_bin, "vit", "train", "--data", "mnist:train", "--dev", "mnist:val", *mnist, "--max-train-examples", "256",
+            "--epochs", "1", "--hidden", "16", "--layers", "1", "--heads", "2", "--intermediate", "16", "--patch-size", "7",
+            "--seed", "2", "--out", str(d / "vit"))
+        for method in ("ig", "rollout"):
+            cli(salient_bin, "vit", "explain", "--model", str(tmp_path / "a" / "vit"), "--data", "mnist:test", *mnist, "--limit", "2",
+                "--method", method, "--out", str(d / f"vit-{method}"))
+        outputs[run] = {p.relative_to(d): comparable(p) for p in sorted(d.rglob("*")) if p.is_file()}
+    assert outputs["a"].keys() == outputs["b"].keys()
+    differ = [str(k) for k in outputs["a"] if outputs["a"][k] != outputs["b"][k]]
+    assert not differ, differ
+
+
+# What legitimately differs between two runs (docs/RELIABILITY.md): measured wall times, rates and memory.
 MEASURED = {"seconds", "train_seconds", "time_ms", "peak_mem_mb", "student_step_seconds", "meta_step_seconds",
-            "meta_step_over_student_step"}
+            "meta_step_over_student_step", "examples_per_s", "seconds_per_explanation"}
 
 
 def comparable(path):
@@ -301,9 +349,10 @@ def all_json_parses(root):
 
 
 def test_killed_long_runs_resume_to_the_uninterrupted_result(salient_bin, model_dir, shared, tmp_path):
-    """pretrain, vit train, sst train and a SMaT study, each killed (SIGKILL) at three random points
-    and resumed, end with the uninterrupted run's model or study results; after every kill each JSON
-    file present parses, and a study keeps the student runs that finished before the kill."""
+    """pretrain, vit train, sst train, sst evaluate, a SMaT study, benchmark's simulability and
+    expnet evaluate, each killed (SIGKILL) at three random points (pretrain six) and resumed, end
+    with the uninterrupted run's model, table or study results; after every kill each JSON file
+    present parses, and student runs and leave-one-task-out units finished before a kill are kept."""
     rng = random.Random(6)
     words = ["the", "film", "is", "good", "bad", "a", "story", "of", "love", "and", "war", "slow", "funny"]
     corpus = tmp_path / "corpus.txt"
@@ -315,6 +364,12 @@ def test_killed_long_runs_resume_to_the_uninterrupted_result(salient_bin, model_
     pool.write_text("".join(json.dumps({"text": " ".join(rng.choice(words) for _ in range(4 + i % 5))}) + "\n"
                             for i in range(60)))
     data_dir = str(shared / "data")
+    from test_expnet_attattr import write_planted
+    planted_tasks = []
+    for t, name in enumerate(("alpha", "beta")):
+        files = [write_planted(tmp_path / f"{name}_{split}.jsonl", n, 10 * k + t)
+                 for k, (split, n) in enumerate((("train", 60), ("val", 16), ("test", 16)))]
+        planted_tasks += ["--task", f"{name}={model_dir},train={files[0]},val={files[1]},test={files[2]}"]
     jobs = {
         "pretrain": (["pretrain", "--corpus", str(corpus), "--vocab", model_dir, "--layers", "1", "--hidden", "32",
                       "--heads", "2", "--intermediate", "64", "--max-length", "16", "--batch-size", "8",
@@ -327,6 +382,15 @@ def test_killed_long_runs_resume_to_the_uninterrupted_result(salient_bin, model_
                  "--epochs", "4", "--batch-size", "8", "--seed", "4"], ["--resume"], ["model.safetensors"]),
         "study": (["smat", "study", "--teacher", model_dir, "--pool", str(pool), "--sizes", "8", "--seeds", "0,1",
                    "--explainers", "none,saliency,smat", *SMAT_STUDY_FLAGS], [], ["summary.json"]),
+        "simulability": (["benchmark", "--model", model_dir, "--data", str(pool), "--methods", "saliency",
+                          "--metrics", "simulability", "--sim-sizes", "8", "--sim-seeds", "0,1", "--sim-test-size", "12",
+                          "--sim-valid-size", "8", "--sim-optimizer", "adamw", "--sim-lr", "0.001",
+                          "--sim-max-epochs", "2"], [], ["simulability/summary.json"]),
+        "expnet": (["expnet", "evaluate", *planted_tasks, "--seeds", "0,1,2", "--baselines", "random,occlusion",
+                    "--hidden", "8", "--epochs", "4", "--filter", "off", "--tune-examples", "4"], [], ["report.json"]),
+        "sst-evaluate": (["sst", "evaluate", "--model", str(tmp_path / "sst-whole"), "--standard", str(tmp_path / "sst-whole"),
+                          "--data", str(data), "--limit", "12", "--accuracy-limit", "40", "--methods", "sst,sis,gradient",
+                          "--samples", "5", "--seed", "3"], [], ["table.json"]),
     }
     for name, (args, resume, artifacts) in jobs.items():
         # pretrain checkpoints every few steps: more kill points land inside a checkpoint's writing.
@@ -341,11 +405,12 @@ def test_killed_long_runs_resume_to_the_uninterrupted_result(salient_bin, model_
 
         def after_kill():
             all_json_parses(killed)()
-            for p in (killed / "runs").glob("*.json"):
-                finished.setdefault(p.name, p.stat().st_mtime_ns)
+            # finished student runs (a study's, simulability's) and leave-one-task-out units
+            for p in [*killed.glob("runs/*.json"), *killed.glob("simulability/runs/*.json"), *killed.glob("units/*.json")]:
+                finished.setdefault(p, p.stat().st_mtime_ns)
         run_killed(cmd, sorted(rng.uniform(0.15, 0.85) * seconds for _ in range(points)), after_kill)
-        for run, mtime in finished.items():  # a finished student run is never redone
-            assert (killed / "runs" / run).stat().st_mtime_ns == mtime, (name, run)
+        for run, mtime in finished.items():  # finished work is never redone
+            assert run.stat().st_mtime_ns == mtime, (name, run)
         for artifact in artifacts:
             assert comparable(killed / artifact) == comparable(whole / artifact), (name, artifact)
         if name == "study":
