@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
-HARNESSES=(fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_inputs fuzz_dataset fuzz_documents fuzz_vocab)
+HARNESSES=(fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_inputs fuzz_dataset fuzz_documents fuzz_vocab fuzz_request)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \

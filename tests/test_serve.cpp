@@ -161,3 +161,22 @@ TEST(ServeApi, ExamplesCarryLabelsAndRationales) {
   EXPECT_EQ(failure_of([&] { api.examples("hatexplain:test", 0, 0); }).first, 400);
   EXPECT_EQ(failure_of([&] { api.examples("hatexplain:test", -1, 3); }).first, 400);
 }
+
+TEST(ServeRequest, MessagesQuotingBytesThatAreNotUtf8CanBeSentAsJson) {
+  // fuzz_request's finding (docs/RELIABILITY.md): a Content-Type with bytes that are not UTF-8 was
+  // quoted into the 415 message, and the server's JSON reply of it threw (a 500 instead).
+  const std::string bad_type = "text/plai" + std::string(40, '\xbf') + "n";
+  auto [status, message] = failure_of([&] { serve::parse_json_body(bad_type, "hello"); });
+  EXPECT_EQ(status, 415);
+  EXPECT_NO_THROW((void)nlohmann::json({{"error", message}}).dump()) << message;
+  EXPECT_NE(message.find("text/plai\xEF\xBF\xBD"), std::string::npos) << message;
+  // nlohmann's parse error quotes the bytes it read, too.
+  std::tie(status, message) = failure_of([&] { serve::parse_json_body("application/json", "{\"a\": \xff\xfe}"); });
+  EXPECT_EQ(status, 400);
+  EXPECT_NO_THROW((void)nlohmann::json({{"error", message}}).dump()) << message;
+  // The query parameters of /api/examples, likewise.
+  std::tie(status, message) = failure_of([&] { serve::parse_examples_request("sst2:dev", "1\xc3", std::nullopt, {}); });
+  EXPECT_EQ(status, 400);
+  EXPECT_NO_THROW((void)nlohmann::json({{"error", message}}).dump()) << message;
+  EXPECT_EQ(one_line("a\nb\r\xff\xc3\xa9"), "a b \xEF\xBF\xBD\xC3\xA9");
+}

@@ -1,37 +1,21 @@
 #pragma once
 // The JSON API behind `salient serve` (docs/serve.md), without HTTP: each endpoint is a function
 // from a request body to a response body over the public API (include/salient/salient.h), so it is
-// tested directly and the server (serve/server.h) only routes. A bad request throws ApiError with
-// the HTTP status and a one-line message.
+// tested directly and the server (serve/server.h) only routes. The request is read and checked by
+// serve/request.h; what needs the models (names, method parameters, layers) is checked here. A bad
+// request throws ApiError with the HTTP status and a one-line message.
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "salient/salient.h"
+#include "serve/request.h"
 
 namespace salient::serve {
-
-class ApiError : public std::runtime_error {
- public:
-  ApiError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
-  int status() const { return status_; }
-
- private:
-  int status_;
-};
-
-struct ApiLimits {
-  size_t max_text_bytes = 20000;  // text + text_pair
-  int64_t max_methods = 8;        // per /api/explain request
-  double max_seconds = 120;       // per request: methods not started by then are refused
-  int64_t max_examples = 200;     // per /api/examples request
-  int64_t max_attattr_steps = 64; // integration points m of /api/attattr
-};
 
 struct ServedModel {
   std::string name, path;
@@ -66,8 +50,7 @@ class Api {
   const ApiLimits& limits() const { return limits_; }
 
  private:
-  const ServedModel& model_of(const nlohmann::json& body) const;
-  TextInput input_of(const nlohmann::json& body) const;
+  const ServedModel& model_of(const TextRequest& request) const;
 
   std::vector<ServedModel> models_;
   std::map<std::string, Dataset> datasets_;

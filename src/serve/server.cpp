@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include <httplib.h>
@@ -21,7 +22,9 @@ int g_stop_pipe[2] = {-1, -1};
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Replacing bytes that are not UTF-8 (none should be left: messages go through one_line) keeps a
+  // reply from throwing while it is sent.
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
@@ -41,29 +44,13 @@ void answer(httplib::Response& res, const std::function<nlohmann::json()>& endpo
   }
 }
 
-// A POST body: JSON, and declared as JSON.
 nlohmann::json json_body(const httplib::Request& req) {
-  const std::string type = req.get_header_value("Content-Type");
-  if (type.rfind("application/json", 0) != 0)
-    throw ApiError(415, fmt::format("Content-Type: expected application/json, got '{}'", type.empty() ? "none" : type));
-  try {
-    return nlohmann::json::parse(req.body);
-  } catch (const nlohmann::json::exception& e) {
-    throw ApiError(400, fmt::format("body: invalid JSON ({})", e.what()));
-  }
+  return parse_json_body(req.get_header_value("Content-Type"), req.body);
 }
 
-int64_t int_param(const httplib::Request& req, const std::string& name, int64_t fallback) {
-  if (!req.has_param(name.c_str())) return fallback;
-  const std::string v = req.get_param_value(name.c_str());
-  try {
-    size_t used = 0;
-    const long long x = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return x;
-  } catch (const std::exception&) {
-    throw ApiError(400, fmt::format("{}: expected an integer, got '{}'", name, one_line(v)));
-  }
+std::optional<std::string> query_param(const httplib::Request& req, const char* name) {
+  if (!req.has_param(name)) return std::nullopt;
+  return req.get_param_value(name);
 }
 
 }  // namespace
@@ -113,8 +100,9 @@ void run_server(const ServerOptions& o, const std::function<void(int port)>& on_
   server.Get("/api/datasets", [&](const httplib::Request&, httplib::Response& res) { answer(res, [&] { return api.datasets(); }); });
   server.Get("/api/examples", [&](const httplib::Request& req, httplib::Response& res) {
     answer(res, [&] {
-      if (!req.has_param("data")) throw ApiError(400, "data: missing query parameter (a dataset spec from /api/datasets)");
-      return api.examples(req.get_param_value("data"), int_param(req, "offset", 0), int_param(req, "limit", 20));
+      const ExamplesRequest r = parse_examples_request(query_param(req, "data"), query_param(req, "offset"),
+                                                       query_param(req, "limit"), api.limits());
+      return api.examples(r.data, r.offset, r.limit);
     });
   });
   server.Post("/api/predict", [&](const httplib::Request& req, httplib::Response& res) {

@@ -17,7 +17,8 @@ template <typename... Args>
   throw Error(fmt::format(f, std::forward<Args>(args)...));
 }
 
-// Keep messages on one line: newlines in user data become spaces.
+// Keep messages on one line, and text: newlines in user data become spaces, bytes that are not
+// UTF-8 become U+FFFD (a message may be sent as JSON, which must be UTF-8).
 std::string one_line(std::string s);
 
 }  // namespace salient

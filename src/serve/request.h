@@ -1,0 +1,78 @@
+#pragma once
+// The requests of `salient serve` (docs/serve.md) read and checked without a model: what each
+// endpoint accepts, and for what it refuses an ApiError with the HTTP status and a one-line
+// message. LibTorch-free (salient_core), so fuzz/fuzz_request.cpp runs it on arbitrary bytes;
+// serve/api.h then checks what needs the served models (model names, method parameters, layers).
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace salient::serve {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+struct ApiLimits {
+  size_t max_text_bytes = 20000;  // text + text_pair
+  int64_t max_methods = 8;        // per /api/explain request
+  double max_seconds = 120;       // per request: methods not started by then are refused
+  int64_t max_examples = 200;     // per /api/examples request
+  int64_t max_attattr_steps = 64; // integration points m of /api/attattr
+};
+
+// A POST body: JSON, and declared as JSON (415 otherwise; 400 when it does not parse).
+nlohmann::json parse_json_body(const std::string& content_type, const std::string& body);
+
+// What every text endpoint reads: {model?, text, text_pair?}.
+struct TextRequest {
+  std::optional<std::string> model;  // none: the first served model
+  std::string text;
+  std::optional<std::string> text_pair;
+};
+TextRequest parse_text_request(const nlohmann::json& body, const ApiLimits& limits);
+
+struct MethodRequest {
+  std::string name;
+  nlohmann::json params = nlohmann::json::object();
+  std::string output;  // empty: the method's default
+};
+// POST /api/explain {model?, text, text_pair?, target?, methods: [{name, params?, output?}] or
+// [names], faithfulness?}.
+struct ExplainRequest {
+  TextRequest text;
+  std::vector<MethodRequest> methods;
+  std::string target = "pred";  // "pred", a class index or a label name
+  bool faithfulness = true;
+};
+ExplainRequest parse_explain_request(const nlohmann::json& body, const ApiLimits& limits);
+
+// POST /api/attattr {model?, text, text_pair?, target?, layer?, m?}.
+struct AttAttrRequest {
+  TextRequest text;
+  std::string target = "pred";
+  std::optional<int64_t> layer;  // none: the last (its range depends on the model)
+  int64_t m = 20;
+};
+AttAttrRequest parse_attattr_request(const nlohmann::json& body, const ApiLimits& limits);
+
+// GET /api/examples?data=SPEC&offset=N&limit=N, each parameter as the query gave it (none: absent).
+// The window is checked by check_examples_window.
+struct ExamplesRequest {
+  std::string data;
+  int64_t offset = 0, limit = 20;
+};
+ExamplesRequest parse_examples_request(const std::optional<std::string>& data, const std::optional<std::string>& offset,
+                                       const std::optional<std::string>& limit, const ApiLimits& limits);
+void check_examples_window(int64_t offset, int64_t limit, const ApiLimits& limits);
+
+}  // namespace salient::serve
