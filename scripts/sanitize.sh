@@ -20,6 +20,10 @@ export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j "${TEST_JOBS:-2}" --timeout 3000)
 # SALIENT_SANITIZED=1 skips the tests that compare the CLI with the Python module bit for bit (here
-# two builds) or measure memory (tests/python/conftest.py).
+# two builds) or measure memory (tests/python/conftest.py). The tests run TEST_JOBS at a time
+# (pytest-xdist, Debian's python3-pytest-xdist): a sanitized command spends most of its time
+# single-threaded, and one at a time this suite took 17 min of the stage's 53 on 2 cores.
+XDIST=()
+/usr/bin/python3 -c "import xdist" 2>/dev/null && XDIST=(-n "${TEST_JOBS:-2}")
 PYTHONPATH="${BUILD_DIR_PLAIN:-build}/python" SALIENT_BIN="$BUILD_DIR/salient" SALIENT_SANITIZED=1 \
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider ${XDIST[@]+"${XDIST[@]}"} tests/python

@@ -13,7 +13,7 @@ THREADS=${THREADS:-2}
 S=("$BIN" --threads "$THREADS" --quiet sst)
 # MPI="mpirun -np 4": the evaluations run sharded (docs/distributed.md); the trainings stay one process.
 read -r -a MPI_PREFIX <<< "${MPI:-}"
-E=("${MPI_PREFIX[@]}" "${S[@]}")
+E=(${MPI_PREFIX[@]+"${MPI_PREFIX[@]}"} "${S[@]}")  # bash < 4.4 calls an empty array unbound
 
 train() {  # out dir, then sst train options; skipped when a finished run is there
   local out=$1; shift

@@ -339,4 +339,16 @@ TEST(ExpNet, CrossTaskReportOnPlantedTasks) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("other settings (seeds"), std::string::npos) << e.what();
   }
+  // A run that fails to start (here a test file that is not there) writes no evaluate.json that
+  // would refuse the corrected command; a baseline given twice is refused before any work.
+  CrossTaskOptions broken = o;
+  broken.out_dir = join_path(dir, "broken");
+  broken.tasks[1].test = join_path(dir, "no_such_test.jsonl");
+  EXPECT_NE(test::error_of([&] { run_cross_task(broken); }).find("no_such_test.jsonl"), std::string::npos);
+  EXPECT_FALSE(file_exists(join_path(broken.out_dir, "evaluate.json")));
+  CrossTaskOptions twice = o;
+  twice.out_dir = join_path(dir, "twice");
+  twice.baselines = {"random", "raw_attention", "random"};
+  EXPECT_NE(test::error_of([&] { run_cross_task(twice); }).find("--baselines: 'random' is given twice"), std::string::npos);
+  EXPECT_FALSE(file_exists(join_path(twice.out_dir, "evaluate.json")));
 }

@@ -237,7 +237,7 @@ TEST(Pretrain, TinyRunLowersHeldoutLossResumesExactlyAndSavesBertForMaskedLm) {
   PretrainOptions other = tiny_options(b);
   other.resume = true;
   other.hidden = 64;
-  EXPECT_NE(test::error_of([&] { pretrain_mlm(other); }).find("other settings"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { pretrain_mlm(other); }).find("other settings (hidden)"), std::string::npos);
 
   // Fine-tuning from it: the encoder is the pre-trained one, only the classification head is new.
   TrainOptions to;

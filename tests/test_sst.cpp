@@ -384,6 +384,11 @@ TEST(SstCli, TrainExplainEvaluateOnMnist) {
   // Other settings in the same directory are refused.
   expect_one_line_error(run_salient("sst evaluate --model " + sst + " --data mnist:test --limit 3 --methods sst -o " + eval),
                         "other settings");
+  // ... naming what differs, search options that change the records included.
+  expect_one_line_error(run_salient("sst evaluate --model " + sst + " --standard " + standard +
+                                    " --data mnist:test --limit 2 --accuracy-limit 50 --methods sst,gradient --samples 5 --views 2"
+                                    " --ig-steps 7 -o " + eval),
+                        "other settings (search;");
 }
 
 TEST(SstCli, BadValuesAreOneLineErrors) {

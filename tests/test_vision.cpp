@@ -67,7 +67,7 @@ TEST(VitTraining, LearnsMnistAndResumesExactly) {
   vision::VitTrainOptions other = tiny_options(split);
   other.resume = true;
   other.hidden_size = 16;
-  EXPECT_NE(error_of([&] { vision::train_vit(other); }).find("other settings"), std::string::npos);
+  EXPECT_NE(error_of([&] { vision::train_vit(other); }).find("other settings (hidden_size)"), std::string::npos);
   std::system(("rm -rf " + whole + " " + split).c_str());
 }
 

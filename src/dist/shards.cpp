@@ -49,13 +49,9 @@ ShardDir::ShardDir(const std::string& output, const nlohmann::json& settings) : 
     try {
       if (dir_exists(dir_) && file_exists(settings_path)) {
         const nlohmann::json before = parse_json_file(settings_path);
-        if (before != settings) {
-          std::string differ;
-          for (const auto& [key, value] : settings.items())
-            if (!before.contains(key) || before[key] != value) differ += (differ.empty() ? "" : ", ") + key;
+        if (before != settings)
           fail("{}: holds the chunks of a run with other settings ({}); remove it or use another output", dir_,
-               differ.empty() ? "fields" : differ);
-        }
+               differing_keys(before, settings));
       } else {
         make_dirs(dir_);
         write_file_atomic(settings_path, settings.dump(2) + "\n");

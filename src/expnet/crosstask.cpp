@@ -338,7 +338,12 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   for (const auto& t : o.tasks)  // names become file names of the units and saved models
     if (t.name.empty() || t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos ||
         t.name[0] == '.')
-      fail("--task '{}': a task name is letters, digits, '.', '_' and '-', not starting with '.'", t.name);
+      fail("--task '{}': a task name is letters, digits, '.', '_' and '-', not starting with '.'", one_line(t.name));
+  for (size_t i = 0; i < o.tasks.size(); ++i) {
+    if (o.tasks[i].train.empty() || o.tasks[i].test.empty()) fail("--task {}: needs both train= and test= specs", o.tasks[i].name);
+    for (size_t j = 0; j < i; ++j)
+      if (o.tasks[j].name == o.tasks[i].name) fail("--task {}: given twice", o.tasks[i].name);
+  }
   {
     std::vector<uint64_t> seeds = o.seeds;
     std::sort(seeds.begin(), seeds.end());
@@ -346,22 +351,19 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   }
   std::vector<std::string> baseline_names = o.baselines;
   if (baseline_names.size() == 1 && baseline_names[0] == "all") baseline_names = post_hoc_explainer_names();
-  for (const auto& name : baseline_names) explainer_info(name);  // an unknown name fails before any work
+  for (size_t i = 0; i < baseline_names.size(); ++i) {
+    explainer_info(baseline_names[i]);  // an unknown name fails before any work
+    for (size_t j = 0; j < i; ++j)
+      if (baseline_names[j] == baseline_names[i]) fail("--baselines: '{}' is given twice", baseline_names[i]);
+  }
   const std::string units_dir = join_path(o.out_dir, "units");
-  make_dirs(units_dir);
   const nlohmann::json settings = settings_json(o, baseline_names);
   const std::string settings_path = join_path(o.out_dir, "evaluate.json");
   if (file_exists(settings_path)) {
     const nlohmann::json before = parse_json_file(settings_path);
-    if (before != settings) {
-      std::string differ;
-      for (const auto& [key, value] : settings.items())
-        if (!before.contains(key) || before[key] != value) differ += (differ.empty() ? "" : ", ") + key;
+    if (before != settings)
       fail("--out: '{}' holds an evaluation with other settings ({}; evaluate.json); use another directory", o.out_dir,
-           differ.empty() ? "fields" : differ);
-    }
-  } else if (dist::is_root()) {
-    write_file_atomic(settings_path, settings.dump(2) + "\n");
+           differing_keys(before, settings));
   }
   const auto start = Clock::now();
 
@@ -370,9 +372,6 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   for (size_t i = 0; i < o.tasks.size(); ++i) {
     LoadedTask& t = tasks[i];
     t.spec = o.tasks[i];
-    if (t.spec.train.empty() || t.spec.test.empty()) fail("--task {}: needs both train= and test= specs", t.spec.name);
-    for (size_t j = 0; j < i; ++j)
-      if (tasks[j].spec.name == t.spec.name) fail("--task {}: given twice", t.spec.name);
     t.clf = load_classifier(t.spec.model_dir);
     const auto& c = t.clf.model.config();
     const auto& c0 = tasks[0].clf.model.config();
@@ -386,6 +385,13 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
     else t.val = load_task_split(t.clf, t.spec.val, o.data_dir, o.max_train > 0 ? std::max<int64_t>(1, o.max_train / 5) : 0);
     t.test = load_task_split(t.clf, t.spec.test, o.data_dir, o.max_test);
   }
+
+  // Written once every task has loaded: a run that failed to start leaves nothing to refuse a
+  // corrected command with.
+  if (dist::is_root()) {
+    make_dirs(units_dir);
+    if (!file_exists(settings_path)) write_file_atomic(settings_path, settings.dump(2) + "\n");
+  }  // the other ranks use units_dir only after the barrier below
 
   // ---- the units: ExpNet runs (main configuration, then the ablation's) and baselines per held-out task
   const std::vector<Variant> variants = o.ablation ? ablation_variants(o.train) : std::vector<Variant>{};

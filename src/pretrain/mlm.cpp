@@ -303,7 +303,8 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   if (resuming) {
     state = parse_json_file(state_path);
     if (state.at("settings") != settings_json(o))
-      fail("{}: a pre-training run with other settings is there; resume it with its own options or use another --out", ckpt);
+      fail("{}: a pre-training run with other settings ({}) is there; resume it with its own options or use another --out",
+           ckpt, differing_keys(state.at("settings"), settings_json(o)));
     MlmModel m = load_mlm_model(ckpt);
     model = std::move(m.model);
     head = m.head;

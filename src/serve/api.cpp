@@ -11,8 +11,6 @@ namespace salient::serve {
 
 namespace {
 
-[[noreturn]] void bad_request(const std::string& message) { throw ApiError(400, message); }
-
 TextInput input_of(const TextRequest& r) { return TextInput{r.text, r.text_pair}; }
 
 nlohmann::json prediction_json(const Model& m, const Prediction& p, const Encoding& enc) {

@@ -7,9 +7,9 @@
 
 namespace salient::serve {
 
-namespace {
+void bad_request(const std::string& message) { throw ApiError(400, message); }
 
-[[noreturn]] void bad_request(const std::string& message) { throw ApiError(400, message); }
+namespace {
 
 void check_object(const nlohmann::json& body) {
   if (!body.is_object()) bad_request("body: expected a JSON object");

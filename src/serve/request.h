@@ -22,6 +22,9 @@ class ApiError : public std::runtime_error {
   int status_;
 };
 
+// An ApiError with status 400 (a request the endpoint cannot take).
+[[noreturn]] void bad_request(const std::string& message);
+
 struct ApiLimits {
   size_t max_text_bytes = 20000;  // text + text_pair
   int64_t max_methods = 8;        // per /api/explain request

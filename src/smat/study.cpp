@@ -258,8 +258,10 @@ nlohmann::json run_study(const StudyOptions& o) {
                                    {"static_explainers", static_json(o.static_explainers)}};
   const std::string settings_path = join_path(o.out_dir, "study.json");
   if (file_exists(settings_path)) {
-    if (parse_json_file(settings_path) != settings)
-      fail("--out: '{}' holds a study with other settings (study.json); use another directory", o.out_dir);
+    const nlohmann::json before = parse_json_file(settings_path);
+    if (before != settings)
+      fail("--out: '{}' holds a study with other settings ({}; study.json); use another directory", o.out_dir,
+           differing_keys(before, settings));
   } else if (dist::is_root()) {
     write_file_atomic(settings_path, settings.dump(2) + "\n");
   }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -106,9 +107,9 @@ ModelAndData load_for_eval(const std::string& dir, const SstEvalOptions& o) {
   return m;
 }
 
-// The per-example records already in `path` (a truncated last line from an interrupted run is
-// dropped from the file too).
-std::map<int64_t, nlohmann::json> read_records(const std::string& path) {
+// The per-example records already in `path`. `repair` (one process: rank 0 under mpirun) also
+// drops a truncated last line an interrupted run left from the file.
+std::map<int64_t, nlohmann::json> read_records(const std::string& path, bool repair) {
   std::map<int64_t, nlohmann::json> out;
   if (!file_exists(path)) return out;
   std::ifstream in(path);
@@ -122,7 +123,7 @@ std::map<int64_t, nlohmann::json> read_records(const std::string& path) {
       break;
     }
   }
-  write_file_atomic(path, kept);
+  if (repair) write_file_atomic(path, kept);
   return out;
 }
 
@@ -135,11 +136,19 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
   const nlohmann::json run = {{"sst_model", o.sst_model}, {"standard_model", o.standard_model}, {"data", o.data},
                               {"limit", o.limit}, {"samples", o.samples}, {"seed", o.seed},
                               {"time_limit", o.search.time_limit}, {"ranking", o.search.ranking},
+                              {"max_length", o.max_length},
+                              {"search", {{"ig_steps", o.search.ig_steps}, {"precision", o.search.precision},
+                                          {"delta", o.search.delta}, {"lucb_epsilon", o.search.lucb_epsilon},
+                                          {"epsilon_stop", o.search.epsilon_stop}, {"beam", o.search.beam},
+                                          {"init_samples", o.search.init_samples}, {"batch_samples", o.search.batch_samples},
+                                          {"max_samples", o.search.max_samples}}},
                               {"attack", {{"epsilon", o.attack.epsilon}, {"step", o.attack.step}, {"steps", o.attack.steps}}}};
   const std::string run_path = join_path(o.out_dir, "run.json");
   if (file_exists(run_path)) {
     nlohmann::json before = parse_json_file(run_path);
-    if (before != run) fail("--out: '{}' holds a run with other settings ({}); use another directory", o.out_dir, run_path);
+    if (before != run)
+      fail("--out: '{}' holds a run with other settings ({}; {}); use another directory", o.out_dir,
+           differing_keys(before, run), run_path);
   } else if (dist::is_root()) {
     write_file_atomic(run_path, run.dump(2) + "\n");
   }
@@ -156,10 +165,10 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     const std::string path = join_path(o.out_dir, "examples-" + method + ".jsonl");
     // Rank 0 drops a truncated last record before any other rank reads the file.
     std::map<int64_t, nlohmann::json> records;
-    if (dist::is_root()) records = read_records(path);
+    if (dist::is_root()) records = read_records(path, true);
     if (dist::sharded()) {
       dist::barrier();
-      if (!dist::is_root()) records = read_records(path);
+      if (!dist::is_root()) records = read_records(path, false);
     }
     const int64_t n = static_cast<int64_t>(m.predictions.size());
     auto explain = [&](int64_t i) {
@@ -199,7 +208,15 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
       }
       return rec;
     };
-    if (dist::sharded()) {
+    bool complete = true;
+    for (int64_t i = 0; i < n && complete; ++i) complete = records.count(i) > 0;
+    // Chunks beside the file (docs/distributed.md) that an interrupted mpirun run left: stale once
+    // the file holds every record, or once one process writes records into the file itself.
+    const std::string stale_chunks = path + ".shards";
+    std::error_code ignored;
+    if (complete) {
+      // nothing to compute: the records in the file stand, whatever chunks are left beside it
+    } else if (dist::sharded()) {
       // Under mpirun (docs/distributed.md): chunks of examples shared out by cost (a search's
       // forward passes grow with the features squared), the records already in the file kept;
       // rank 0 joins the chunks into the file in example order and alone writes the tables.
@@ -216,9 +233,9 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
           text += (records.count(static_cast<int64_t>(i)) ? records.at(static_cast<int64_t>(i)) : explain(static_cast<int64_t>(i))).dump() + "\n";
         return text;
       });
-      if (!dist::is_root()) continue;
-      records = read_records(path);
+      if (dist::is_root()) records = read_records(path, true);
     } else {
+      std::filesystem::remove_all(stale_chunks, ignored);
       AppendFile append(path);
       Progress bar("sst evaluate " + method, n, "ex");
       for (int64_t i = 0; i < n; ++i) {
@@ -231,6 +248,8 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
       }
       bar.finish();
     }
+    if (!dist::is_root()) continue;  // rank 0 alone writes the tables
+    if (complete) std::filesystem::remove_all(stale_chunks, ignored);
 
     SstEvalRow row;
     row.method = method;

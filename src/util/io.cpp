@@ -268,4 +268,16 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+std::string differing_keys(const nlohmann::json& before, const nlohmann::json& now) {
+  std::string out;
+  auto add = [&](const std::string& key) { out += (out.empty() ? "" : ", ") + key; };
+  if (before.is_object() && now.is_object()) {
+    for (const auto& [key, value] : now.items())
+      if (!before.contains(key) || before.at(key) != value) add(key);
+    for (const auto& [key, value] : before.items())
+      if (!now.contains(key)) add(key);
+  }
+  return out.empty() ? "fields" : out;
+}
+
 }  // namespace salient

@@ -27,6 +27,9 @@ void write_file_atomic(const std::string& path, const void* data, size_t size);
 // Parse JSON; errors name the file (and line for JSON-lines).
 nlohmann::json parse_json_file(const std::string& path);
 nlohmann::json parse_json_line(const std::string& line, const std::string& source, size_t line_no);
+// The top-level keys whose values differ between two settings objects (present in one only
+// counts), comma-separated: what a refused resume names.
+std::string differing_keys(const nlohmann::json& before, const nlohmann::json& now);
 
 // The directory holding the shared data and fixtures: $SALIENT_SHARED, else ../shared relative to
 // the repository root (found from the current directory upwards), else "".

@@ -231,7 +231,7 @@ VitTrainResult train_vit(const VitTrainOptions& o) {
   if (resuming) {
     state = parse_json_file(state_path);
     if (state.at("settings") != settings)
-      fail("--resume: '{}' was started with other settings ({})", o.output_dir, state.at("settings").dump());
+      fail("--resume: '{}' was started with other settings ({})", o.output_dir, differing_keys(state.at("settings"), settings));
     model = load_vit(ckpt);
     first_epoch = state.at("epochs_done").get<int>();
     result.best_epoch = state.at("best_epoch").get<int>();

@@ -257,6 +257,19 @@ def test_two_ranks_run_sst_evaluate_as_one_process(salient_bin, model_dir, tmp_p
     assert got[:5] == kept
     assert comparable(part / "examples-sis.jsonl") == comparable(tmp_path / "one" / "examples-sis.jsonl")
 
+    # Chunks an earlier killed mpirun run left beside a file that now holds every record are stale:
+    # the records stand and the chunk directory goes (a finished chunk 0 with other bytes here).
+    stale = part / "examples-sis.jsonl.shards"
+    stale.mkdir()
+    (stale / "settings.json").write_text(json.dumps(dict(json.loads((part / "run.json").read_text()), method="sis")))
+    first = json.loads(got[0])
+    (stale / "chunk-000000.txt").write_text(json.dumps(dict(first, seconds=first["seconds"] + 1000)) + "\n")
+    complete = (part / "examples-sis.jsonl").read_bytes()
+    r = mpi(salient_bin, args(part))
+    assert r.returncode == 0, r.stderr
+    assert (part / "examples-sis.jsonl").read_bytes() == complete
+    assert not stale.exists()
+
 
 @needs_mpi
 def test_a_killed_rank_loses_only_its_unfinished_chunks(salient_bin, model_dir, tmp_path):
