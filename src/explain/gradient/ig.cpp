@@ -109,7 +109,8 @@ class IntegratedGradients : public Explainer {
     const int64_t n_chunks = static_cast<int64_t>(chunks.size());
     // A chunk's rows as (example, point) index tensors.
     auto chunk_rows = [&](int64_t c) {
-      const auto [s, e] = chunks[c];
+      // Plain variables: C++17 lets no lambda capture a structured binding (clang enforces it).
+      const int64_t s = chunks[c].first, e = chunks[c].second;
       auto index = [&](const std::vector<int64_t>& v) {
         return torch::tensor(std::vector<int64_t>(v.begin() + s, v.begin() + e), torch::kLong).to(dev);
       };

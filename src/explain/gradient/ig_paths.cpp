@@ -302,7 +302,8 @@ class FusedEncoder {
                                                    const LayerTape& t) const {
     const int64_t qs = L_ * 3 * Hd_, ld = 3 * Hd_, ps = H_ * L_ * L_, ph = L_ * L_;
     torch::Tensor dqkv = torch::empty({R_, L_, 3 * Hd_}, d_out.options());
-    auto [ds, dy] = attention_backward(w, d_out, t, dqkv);
+    torch::Tensor ds, dy;  // not a structured binding: the lambdas below capture them (C++17 forbids it)
+    std::tie(ds, dy) = attention_backward(w, d_out, t, dqkv);
     ds.mul_(scale_);
     AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "fused_attention_backward_qk", [&] {
       const scalar_t *q = t.qkv.data_ptr<scalar_t>(), *d = ds.data_ptr<scalar_t>();
@@ -359,7 +360,8 @@ class FusedEncoder {
 
   // From ∂F/∂output [R, Hd]: ∂F/∂input [R, L, Hd].
   torch::Tensor top_backward(const FusedLayer& w, const torch::Tensor& d_out, const LayerTape& t) const {
-    auto [dctx, dy] = tail_backward(w, d_out, t);
+    torch::Tensor dctx, dy;  // captured below: no structured binding
+    std::tie(dctx, dy) = tail_backward(w, d_out, t);
     const torch::Tensor& x = t.x;
     torch::Tensor dx = torch::zeros({R_, L_, Hd_}, dy.options());
     torch::Tensor dph = torch::empty({R_, H_, Hd_}, dy.options()), dprobs = torch::empty({R_, H_, L_}, dy.options());
@@ -418,7 +420,8 @@ class FusedEncoder {
   std::pair<torch::Tensor, torch::Tensor> attention_backward(const FusedLayer& w, const torch::Tensor& d_out,
                                                              const LayerTape& t, torch::Tensor& d_values) const {
     const int64_t ld = t.qkv.size(2), ps = H_ * L_ * L_, ph = L_ * L_;
-    auto [dctx, dy] = tail_backward(w, d_out.reshape({R_ * L_, Hd_}), t);
+    torch::Tensor dctx, dy;  // captured below: no structured binding
+    std::tie(dctx, dy) = tail_backward(w, d_out.reshape({R_ * L_, Hd_}), t);
     torch::Tensor dprobs = torch::empty({R_, H_, L_, L_}, dy.options());
     AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "fused_attention_backward", [&] {
       const scalar_t *v = t.qkv.data_ptr<scalar_t>() + t.v_off, *p = t.probs.data_ptr<scalar_t>();
@@ -496,7 +499,8 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient_fused(const Transforme
     d = torch::addmm(dres.reshape({R * Lc, -1}), dqkv.view({R * Lc, -1}), layers[i].w_qkv).view({R, Lc, -1});
   }
   if (last > 0) {
-    auto [ds, dv, dres] = enc.first_backward(layers[0], d, tapes[0]);
+    torch::Tensor ds, dv, dres;  // captured below: no structured binding
+    std::tie(ds, dv, dres) = enc.first_backward(layers[0], d, tapes[0]);
     AT_DISPATCH_FLOATING_TYPES(dt, "first_scores_backward", [&] {
       first_scores_backward<scalar_t>(first_score_terms<scalar_t>(le), R, H, Lc, ex.data_ptr<int64_t>(),
                                       A.data_ptr<scalar_t>(), B.data_ptr<scalar_t>(), ds.data_ptr<scalar_t>(),
