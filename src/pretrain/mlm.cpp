@@ -302,9 +302,10 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   nlohmann::json state;
   if (resuming) {
     state = parse_json_file(state_path);
-    if (state.at("settings") != settings_json(o))
+    const nlohmann::json settings = settings_json(o);
+    if (state.at("settings") != settings)
       fail("{}: a pre-training run with other settings ({}) is there; resume it with its own options or use another --out",
-           ckpt, differing_keys(state.at("settings"), settings_json(o)));
+           ckpt, differing_keys(state.at("settings"), settings));
     MlmModel m = load_mlm_model(ckpt);
     model = std::move(m.model);
     head = m.head;

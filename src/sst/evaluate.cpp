@@ -212,11 +212,11 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     for (int64_t i = 0; i < n && complete; ++i) complete = records.count(i) > 0;
     // Chunks beside the file (docs/distributed.md) that an interrupted mpirun run left: stale once
     // the file holds every record, or once one process writes records into the file itself.
-    const std::string stale_chunks = path + ".shards";
-    std::error_code ignored;
-    if (complete) {
-      // nothing to compute: the records in the file stand, whatever chunks are left beside it
-    } else if (dist::sharded()) {
+    if (dist::is_root() && (complete || !dist::sharded())) {
+      std::error_code ignored;
+      std::filesystem::remove_all(path + ".shards", ignored);
+    }
+    if (!complete && dist::sharded()) {
       // Under mpirun (docs/distributed.md): chunks of examples shared out by cost (a search's
       // forward passes grow with the features squared), the records already in the file kept;
       // rank 0 joins the chunks into the file in example order and alone writes the tables.
@@ -234,8 +234,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         return text;
       });
       if (dist::is_root()) records = read_records(path, true);
-    } else {
-      std::filesystem::remove_all(stale_chunks, ignored);
+    } else if (!complete) {
       AppendFile append(path);
       Progress bar("sst evaluate " + method, n, "ex");
       for (int64_t i = 0; i < n; ++i) {
@@ -249,7 +248,6 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
       bar.finish();
     }
     if (!dist::is_root()) continue;  // rank 0 alone writes the tables
-    if (complete) std::filesystem::remove_all(stale_chunks, ignored);
 
     SstEvalRow row;
     row.method = method;
