@@ -3,7 +3,8 @@
 # teacher/pool split of SST-2 train, a teacher trained from scratch on its part, then every
 # explainer × size × seed with students from scratch (or from $STUDENT_INIT), and the report.
 # Resumable: the teacher and every finished student run are kept and skipped on a rerun.
-# Usage: scripts/smat_text_study.sh            (env: SIZES, SEEDS, EXPLAINERS, THREADS, OUT, TEACHER_MINUTES)
+# Usage: scripts/smat_text_study.sh            (env: SIZES, SEEDS, EXPLAINERS, THREADS, OUT, TEACHER_MINUTES,
+#        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -25,7 +26,7 @@ if [ ! -f "$OUT/teacher_test.json" ]; then
   "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
     --dev sst2:dev --out "$TEACHER" --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
     --hidden 128 --layers 2 --heads 4 --intermediate 512 --max-length 64 --epochs 3 \
-    --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 --resume > "$OUT/teacher_train.json"
+    --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 ${POOLING:+--pooling "$POOLING"} --resume > "$OUT/teacher_train.json"
   "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json"
 fi
 # 3. The study (the paper's student settings are salient's defaults).

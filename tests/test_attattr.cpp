@@ -374,3 +374,37 @@ TEST(AttAttrCli, AttributeWritesJsonLinesAndHtml) {
   EXPECT_NE(err.find("--layers"), std::string::npos) << err;
 }
 #endif
+
+// A head that reads a scalar mix of every layer (salient_pooling scalar_mix, the SMaT authors'
+// pooling) also reads the states below the attributed layer: the fast path, which re-runs only the
+// layers above it, equals the straightforward one (a full forward pass with the attention
+// replaced) and stays complete.
+TEST(AttAttr, ScalarMixHeadFastPathEqualsStraightforwardAndIsComplete) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer ref = load(torch::kFloat64);
+  ModelConfig cfg = ref.config();
+  cfg.pooling = "scalar_mix";
+  Transformer m(cfg, 5);
+  std::map<std::string, torch::Tensor> w;
+  for (const auto& name : m.expected_weight_names())
+    w[name] = (ref.weights().count(name) ? ref.weights().at(name) : m.weights().at(name)).to(torch::kFloat64);
+  torch::manual_seed(8);
+  w[kScalarMixCoefficients] = torch::randn({m.num_layers() + 1}, torch::kFloat64);
+  m.set_weights(w);
+  m.set_requires_grad(false);
+  for (size_t i : {1, 9}) {
+    const Case& c = cases()[i];
+    AttributionOptions o;
+    o.rule = Rule::GaussLegendre;
+    o.m = 7;
+    o.max_batch_mb = 1e-3;  // chunks of one point
+    AttributionResult fast = attribute(m, c.ids, c.types, 0, o);
+    AttributionResult slow = attribute_straightforward(m, c.ids, c.types, 0, o);
+    EXPECT_LT(scaled_err(stacked(fast), stacked(slow)), 1e-10) << "case " << i;
+    o.m = 100;
+    for (const auto& la : attribute(m, c.ids, c.types, -1, o).layers) {
+      const double delta = la.f_full - la.f_zero;
+      EXPECT_LE(std::abs(la.completeness_gap()), 0.01 * std::max(std::abs(delta), 1e-3)) << "layer " << la.layer;
+    }
+  }
+}

@@ -544,3 +544,129 @@ TEST(Vit, WrongInputsAndConfigsGiveOneLineErrors) {
   pixels.pixel_values = torch::zeros({1, 3, 8, 8});
   EXPECT_NE(error_of([&] { bert.forward(pixels); }).find("pixel_values given to a text model"), std::string::npos);
 }
+
+namespace {
+
+// The reference BERT with its head reading a scalar mix of every layer (salient_pooling `pooling`):
+// the encoder's weights, the classifier's, and drawn (not the initial, uniform) mix weights.
+Transformer scalar_mix_model(const std::string& pooling) {
+  Transformer ref = load_model(model_dir());
+  ModelConfig cfg = ref.config();
+  cfg.pooling = pooling;
+  Transformer m(cfg, 5);
+  std::map<std::string, torch::Tensor> w;
+  for (const auto& name : m.expected_weight_names())
+    w[name] = ref.weights().count(name) ? ref.weights().at(name) : m.weights().at(name);
+  torch::manual_seed(21);
+  w[kScalarMixCoefficients] = torch::randn({m.num_layers() + 1});
+  w[kScalarMixScale] = torch::full({1}, 1.7);
+  m.set_weights(w);
+  m.to(torch::kFloat64);
+  return m;
+}
+
+}  // namespace
+
+// The authors' pooling (learning-scaffold's ScalarMix: the softmax-weighted sum, times γ, of every
+// state's mean over its non-padding tokens; BERT's classifier then reads it without the pooler)
+// written out here from the states the forward pass returns, on a padded batch; and its [CLS]
+// variant. Padding changes nothing: each row equals the example run alone.
+TEST(ScalarMix, LogitsEqualADirectComputationOnAPaddedBatch) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  auto cases = load_cases();
+  for (const std::string pooling : {"scalar_mix", "scalar_mix_cls"}) {
+    Transformer m = scalar_mix_model(pooling);
+    EXPECT_EQ(m.weights().count("pooler.dense.weight"), 0u);
+    const int64_t B = 4;
+    int64_t L = 0;
+    for (int64_t i = 0; i < B; ++i) L = std::max<int64_t>(L, cases[i].ids.size());
+    auto ids = torch::zeros({B, L}, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
+         mask = torch::zeros({B, L}, torch::kLong);
+    for (int64_t i = 0; i < B; ++i) {
+      const int64_t n = cases[i].ids.size();
+      ids[i].slice(0, 0, n).copy_(torch::tensor(cases[i].ids));
+      types[i].slice(0, 0, n).copy_(torch::tensor(cases[i].types));
+      mask[i].slice(0, 0, n).fill_(1);
+      ids[i].slice(0, n, L).fill_(2009);  // real ids in the padding: must not count
+    }
+    torch::NoGradGuard ng;
+    ForwardRequest req;
+    req.input_ids = ids;
+    req.token_type_ids = types;
+    req.attention_mask = mask;
+    req.want_hidden_states = true;
+    ForwardResult out = m.forward(req);
+    ASSERT_EQ(static_cast<int64_t>(out.hidden_states.size()), m.num_layers() + 1);
+    const torch::Tensor coef = m.weights().at(kScalarMixCoefficients);
+    const double gamma = m.weights().at(kScalarMixScale).item<double>();
+    for (int64_t i = 0; i < B; ++i) {
+      const int64_t n = cases[i].ids.size();
+      double denom = 0;
+      for (int64_t l = 0; l <= m.num_layers(); ++l) denom += std::exp(coef[l].item<double>());
+      torch::Tensor mixed = torch::zeros({m.config().hidden_size}, torch::kFloat64);
+      for (int64_t l = 0; l <= m.num_layers(); ++l) {
+        torch::Tensor h = out.hidden_states[l][i];
+        torch::Tensor pooled = pooling == "scalar_mix" ? h.slice(0, 0, n).sum(0) / double(n) : h[0];
+        mixed += std::exp(coef[l].item<double>()) / denom * pooled;
+      }
+      torch::Tensor direct = torch::matmul(m.weights().at("classifier.weight"), gamma * mixed) +
+                             m.weights().at("classifier.bias");
+      EXPECT_LT((out.logits[i] - direct).abs().max().item<double>(), 1e-10) << pooling << " row " << i;
+      EXPECT_LT((m.logits(row(cases[i].ids), row(cases[i].types))[0] - out.logits[i]).abs().max().item<double>(), 1e-10)
+          << pooling << " row " << i << " alone";
+    }
+  }
+}
+
+// The mix's weights train: their gradients against central differences.
+TEST(ScalarMix, GradientsOfTheMixWeightsMatchFiniteDifferences) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer m = scalar_mix_model("scalar_mix");
+  auto c = load_cases()[7];
+  const auto weights = m.weights();
+  for (const char* name : {kScalarMixCoefficients, kScalarMixScale}) {
+    check_gradient([&](const torch::Tensor& x) {
+      auto w = weights;
+      w[name] = x;
+      m.set_weights(w);
+      return torch::softmax(m.logits(row(c.ids), row(c.types)), -1)[0][1];
+    }, weights.at(name));
+  }
+}
+
+// Saved as a Hugging Face directory with salient_pooling in config.json and the mix's two tensors;
+// loads back equal. A checkpoint with the pooler gets a fresh mix under LoadOptions::pooling (and
+// its pooler is reported unused); an unknown pooling is a one-line error naming the field.
+TEST(ScalarMix, SavesLoadsAndConvertsCheckpoints) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Transformer m = scalar_mix_model("scalar_mix");
+  m.to(torch::kFloat32);
+  const std::string dir = temp_dir("scalar_mix");
+  save_model(m, dir);
+  const nlohmann::json cfg = nlohmann::json::parse(read_file(join_path(dir, "config.json")));
+  EXPECT_EQ(cfg.value("salient_pooling", ""), "scalar_mix");
+  SafetensorsFile st = read_safetensors(join_path(dir, "model.safetensors"));
+  EXPECT_EQ(st.tensors.at("scalar_mix.coefficients").shape, (std::vector<int64_t>{m.num_layers() + 1}));
+  EXPECT_EQ(st.tensors.count("bert.pooler.dense.weight"), 0u);
+  LoadReport report;
+  Transformer loaded = load_model(dir, {}, &report);
+  EXPECT_TRUE(report.unexpected.empty());
+  auto ids = row(load_cases()[2].ids);
+  torch::NoGradGuard ng;
+  EXPECT_TRUE(torch::equal(m.logits(ids), loaded.logits(ids).cpu()));
+
+  LoadOptions lo;
+  lo.allow_new_head = true;
+  lo.pooling = "scalar_mix_cls";
+  Transformer converted = load_model(model_dir(), lo, &report);
+  EXPECT_EQ(converted.config().pooling, "scalar_mix_cls");
+  EXPECT_EQ(report.initialised, (std::vector<std::string>{"scalar_mix.coefficients", "scalar_mix.scale"}));
+  EXPECT_EQ(report.unexpected.size(), 2u);  // bert.pooler.dense.{weight,bias}
+  EXPECT_TRUE(torch::equal(converted.weights().at(kScalarMixCoefficients), torch::zeros({converted.num_layers() + 1})));
+  EXPECT_EQ(converted.weights().at(kScalarMixScale).item<float>(), 1.0f);
+
+  lo.pooling = "mean";
+  EXPECT_NE(salient::test::error_of([&] { load_model(model_dir(), lo); }).find("'salient_pooling': unsupported value 'mean'"),
+            std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}

@@ -213,3 +213,29 @@ TEST(Train, RegressionOnSstScoresLearnsAndSavesOneOutput) {
   EXPECT_NE(test::error_of([&] { train_classifier(bad); }).find("--select-metric"), std::string::npos);
   std::system(("rm -rf " + dir).c_str());
 }
+
+// --pooling scalar_mix: the head reads a learned mix of every layer; the mix trains with the
+// rest (its coefficients leave their initial zeros), the model learns, the saved config keeps the
+// pooling, and an unknown value or a resume under another pooling is refused by name.
+TEST(Train, ScalarMixPoolingTrainsAndIsKeptOnResume) {
+  SALIENT_REQUIRE_SHARED(shared_path("data/sst2_glue/train.tsv"));
+  torch::set_num_threads(1);
+  const std::string dir = fresh_dir("scalar_mix");
+  TrainOptions o = tiny_options(dir);
+  o.pooling = "scalar_mix";
+  TrainResult r = train_classifier(o);
+  EXPECT_GT(r.best.accuracy, 0.55);
+  Classifier clf = load_classifier(dir);
+  EXPECT_EQ(clf.model.config().pooling, "scalar_mix");
+  EXPECT_GT(clf.model.weights().at(kScalarMixCoefficients).abs().max().item<float>(), 1e-4);
+  EXPECT_EQ(clf.model.weights().count("pooler.dense.weight"), 0u);
+  TrainOptions again = tiny_options(dir);
+  again.resume = true;
+  again.pooling = "first_token";
+  EXPECT_NE(salient::test::error_of([&] { train_classifier(again); }).find("--pooling"), std::string::npos);
+  TrainOptions bad = tiny_options(fresh_dir("bad_pooling"));
+  bad.pooling = "mean";
+  EXPECT_NE(salient::test::error_of([&] { train_classifier(bad); }).find("--pooling: unknown value 'mean'"),
+            std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}

@@ -128,6 +128,7 @@ void run_info(const std::string& model_dir, bool json_out) {
     j["model"] = {{"dir", model_dir}, {"model_type", c.model_type}, {"layers", c.num_hidden_layers},
                   {"heads", c.num_attention_heads}, {"hidden_size", c.hidden_size},
                   {"intermediate_size", c.intermediate_size}, {"activation", activation_name(c.hidden_act)},
+                  {"pooling", c.pooling},
                   {"max_tokens", c.max_tokens()}, {"vocab_size", c.vocab_size}, {"parameters", m.parameter_count()},
                   {"labels", c.id2label}, {"unexpected_weights", report.unexpected}};
   }
@@ -146,7 +147,8 @@ void run_info(const std::string& model_dir, bool json_out) {
     std::cout << "model     " << model_dir << "\n"
               << "type      " << mj["model_type"].get<std::string>() << ": " << mj["layers"] << " layers, "
               << mj["heads"] << " heads, hidden " << mj["hidden_size"] << ", intermediate " << mj["intermediate_size"]
-              << ", " << mj["activation"].get<std::string>() << ", max " << mj["max_tokens"] << " tokens\n"
+              << ", " << mj["activation"].get<std::string>() << ", max " << mj["max_tokens"] << " tokens, head on "
+              << mj["pooling"].get<std::string>() << "\n"
               << "params    " << mj["parameters"] << "\n"
               << "labels    ";
     for (size_t i = 0; i < mj["labels"].size(); ++i) std::cout << (i ? ", " : "") << i << "=" << mj["labels"][i].get<std::string>();
@@ -204,6 +206,10 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   train_cmd->add_option("--heads", tr.num_heads, "attention heads (from scratch)");
   train_cmd->add_option("--intermediate", tr.intermediate_size, "feed-forward size (from scratch)");
   train_cmd->add_option("--activation", tr.activation, "gelu | gelu_new | relu (from scratch)");
+  train_cmd->add_option("--pooling", tr.pooling,
+                        "what the head reads: first_token (the last layer's [CLS], default from scratch), scalar_mix "
+                        "(a learned mix of every layer's token mean, as the SMaT authors' models) or scalar_mix_cls "
+                        "(of every layer's [CLS]); default with --init: that model's");
   train_cmd->add_option("--dropout", tr.dropout, "hidden dropout (from scratch)");
   train_cmd->add_option("--attention-dropout", tr.attention_dropout, "attention dropout (from scratch)");
   train_cmd->add_option("--max-length", tr.max_length, "tokens per example incl. [CLS]/[SEP]");

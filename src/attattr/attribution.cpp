@@ -56,6 +56,17 @@ Prepared prepare(const Transformer& model, const torch::Tensor& input_ids, const
   return p;
 }
 
+// Class probabilities from the attributed layer's output h ([1 or c, L, Hd]): the layers above it,
+// then the head; a head that mixes every layer also reads the states below, which do not change.
+torch::Tensor probabilities_from_layer(const Transformer& model, const Prepared& p, int64_t layer,
+                                       const torch::Tensor& h, const torch::Tensor& ext) {
+  if (!model.pools_every_layer()) return torch::softmax(model.classify(model.run_layers(layer + 1, h, ext)), -1);
+  std::vector<torch::Tensor> states(p.base.hidden_states.begin(), p.base.hidden_states.begin() + layer + 1);
+  states.push_back(h);
+  model.run_layers(layer + 1, h, ext, {}, &states);
+  return torch::softmax(model.classify_states(states, {}), -1);
+}
+
 // F at α = 0 and α = 1 through the same partial network (completeness check).
 std::pair<double, double> endpoint_values(const Transformer& model, const Prepared& p, int64_t layer,
                                           const torch::Tensor& v, const torch::Tensor& ext) {
@@ -63,8 +74,7 @@ std::pair<double, double> endpoint_values(const Transformer& model, const Prepar
   const torch::Tensor& A = p.base.attentions[layer];
   torch::Tensor both = torch::cat({A * 0.0, A}, 0);
   torch::Tensor h = model.finish_layer(layer, p.base.hidden_states[layer], both, v);
-  h = model.run_layers(layer + 1, h, ext);
-  torch::Tensor f = torch::softmax(model.classify(h), -1).select(1, p.target).to(torch::kFloat64);
+  torch::Tensor f = probabilities_from_layer(model, p, layer, h, ext).select(1, p.target).to(torch::kFloat64);
   return {f[0].item<double>(), f[1].item<double>()};
 }
 
@@ -116,8 +126,7 @@ AttributionResult attribute(const Transformer& model, const torch::Tensor& input
       torch::AutoGradMode grad_on(true);
       torch::Tensor scaled = (alphas * A).detach().requires_grad_(true);  // [c, H, L, L]
       torch::Tensor h = model.finish_layer(layer, hidden, scaled, v);
-      h = model.run_layers(layer + 1, h, ext);
-      torch::Tensor f = torch::softmax(model.classify(h), -1).select(1, p.target);  // [c]
+      torch::Tensor f = probabilities_from_layer(model, p, layer, h, ext).select(1, p.target);  // [c]
       // Points are independent rows, so the gradient of Σ w_k F_k is w_k ∂F_k/∂(α_k A) per row.
       torch::Tensor g = torch::autograd::grad({(f * weights).sum()}, {scaled})[0];
       weighted_grad += g.sum(0, true).detach();

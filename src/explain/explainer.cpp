@@ -289,6 +289,11 @@ torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const t
   const int64_t B = shape.size(0), L = shape.size(1), last = m.num_layers() - 1;
   torch::Tensor ext = m.extended_mask(mask, B, L);
   torch::Tensor h = m.embed(ids, types, mask, inputs_embeds);
+  if (m.pools_every_layer()) {  // the head reads every layer's states: no first-token shortcut
+    std::vector<torch::Tensor> states{h};
+    m.run_layers(0, h, ext, {}, &states);
+    return m.classify_states(states, mask);
+  }
   for (int64_t i = 0; i < last; ++i) h = m.layer_forward(i, h, ext);
   return m.classify(m.first_token_layer(last, h, ext));
 }

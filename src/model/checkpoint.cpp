@@ -43,7 +43,7 @@ std::string join_names(const std::vector<std::string>& names, size_t max = 5) {
 
 bool is_head_weight(const std::string& canonical) {
   return starts_with(canonical, "classifier.") || starts_with(canonical, "pooler.") ||
-         starts_with(canonical, "pre_classifier.");
+         starts_with(canonical, "pre_classifier.") || starts_with(canonical, "scalar_mix.");
 }
 
 torch::Tensor tensor_from_data(const TensorData& t, const std::string& name, const std::string& path) {
@@ -143,6 +143,10 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   if (!options.labels.empty()) {
     config.id2label = options.labels;
     config.num_labels = static_cast<int64_t>(options.labels.size());
+  }
+  if (options.pooling) {
+    config.pooling = *options.pooling;
+    config.validate(join_path(dir, "config.json") + " (with --pooling)");
   }
   const std::string weights_path = join_path(dir, "model.safetensors");
   if (!file_exists(weights_path)) {

@@ -25,11 +25,14 @@ struct LoadOptions {
   uint64_t seed = 0;
   // Overrides config.json's labels (fine-tuning a base model on a task with other labels).
   std::vector<std::string> labels;
+  // Overrides config.json's head input (ModelConfig::pooling); head weights the new pooling needs
+  // and the file lacks are initialised when allow_new_head is set.
+  std::optional<std::string> pooling;
   // Where the weights go; unset: default_device() (util/runtime.h: --device, $SALIENT_DEVICE).
   std::optional<torch::Device> device;
 };
 
-// The sequence-classification head's weights (pooler, pre_classifier, classifier): what a checkpoint
+// The sequence-classification head's weights (pooler, pre_classifier, classifier, scalar mix): what a checkpoint
 // of another head (a base model, BertForMaskedLM) lacks and fine-tuning initialises.
 bool is_head_weight(const std::string& canonical);
 // HF parameter name for a canonical one (see transformer.h), e.g.

@@ -305,6 +305,7 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
   if (type == "roberta") c.position_offset = c.pad_token_id + 1;
 
   read_labels(r, c, path);
+  c.pooling = r.get_string("salient_pooling", c.pooling);
 
   json problem = r.take("problem_type");
   if (problem.is_null()) {
@@ -377,6 +378,9 @@ void ModelConfig::validate(const std::string& path) const {
     fail("{}: field 'max_position_embeddings' ({}) leaves no positions after the offset {} (pad_token_id + 1)", path,
          max_position_embeddings, position_offset);
 
+  if (pooling != "first_token" && pooling != "scalar_mix" && pooling != "scalar_mix_cls")
+    fail("{}: field 'salient_pooling': unsupported value '{}' (supported: first_token, scalar_mix, scalar_mix_cls)",
+         path, one_line(pooling));
   if (num_labels < 1) fail("{}: field 'num_labels' must be at least 1 (got {})", path, num_labels);
   if (!id2label.empty() && static_cast<int64_t>(id2label.size()) != num_labels)
     fail("{}: field 'num_labels' is {} but id2label has {} labels", path, num_labels, id2label.size());
@@ -430,6 +434,8 @@ json ModelConfig::to_json() const {
   j["label2id"] = label2id_json;
   j["num_labels"] = static_cast<int64_t>(names.size());
   j["problem_type"] = problem_type;
+  if (pools_every_layer()) j["salient_pooling"] = pooling;
+  else j.erase("salient_pooling");
   return j;
 }
 

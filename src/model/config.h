@@ -40,11 +40,21 @@ struct ModelConfig {
   std::vector<std::string> architectures;
   // ViT (ViTConfig): square images of num_channels × image_size², cut into patch_size² patches.
   int64_t image_size = 224, patch_size = 16, num_channels = 3;
+  // What the classification head reads (config.json "salient_pooling", absent = first_token):
+  //   first_token     the last layer's first token ([CLS]/<s>), as Hugging Face's heads
+  //   scalar_mix      γ · Σ_l softmax(c)_l · mean over non-padding tokens of state l, over the
+  //                   embeddings' output and every layer's (L + 1 states): the pooling of the
+  //                   SMaT authors' models (learning-scaffold, smat/models/scalar_mix.py)
+  //   scalar_mix_cls  the same mix of every state's first token instead of the token mean
+  // With a scalar mix, BERT's head is its classifier alone (no pooler) and ViT's skips the final
+  // LayerNorm, as in the authors' models; the other families keep their two-layer head.
+  std::string pooling = "first_token";
   nlohmann::json extra;  // unknown fields, written back unchanged
 
   // Images in, patch embeddings, pre-LayerNorm blocks (HF ViTLayer), a final LayerNorm.
   bool is_vision() const { return model_type == "vit"; }
   bool pre_layer_norm() const { return is_vision(); }
+  bool pools_every_layer() const { return pooling != "first_token"; }
   int64_t num_patches() const { return (image_size / patch_size) * (image_size / patch_size); }
 
   int64_t head_dim() const { return hidden_size / num_attention_heads; }

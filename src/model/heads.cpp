@@ -1,5 +1,7 @@
 #include "model/heads.h"
 
+#include "util/error.h"
+
 namespace salient {
 namespace {
 
@@ -48,13 +50,48 @@ class VitHead : public TaskHead {
   double eps_;
 };
 
+// The classifier alone: BERT's and ViT's head on a scalar mix (the SMaT authors' models apply
+// their classifier layer directly to the mix, without BERT's pooler or ViT's final LayerNorm).
+class LinearHead : public TaskHead {
+ public:
+  LinearHead(torch::Tensor w, torch::Tensor b) : w_(std::move(w)), b_(std::move(b)) {}
+  torch::Tensor forward(const torch::Tensor& pooled, bool) const override {
+    return torch::linear(pooled.select(1, 0), w_, b_);
+  }
+
+ private:
+  torch::Tensor w_, b_;
+};
+
 }  // namespace
+
+torch::Tensor scalar_mix(const std::vector<torch::Tensor>& states, const torch::Tensor& coefficients,
+                         const torch::Tensor& gamma, const torch::Tensor& attention_mask, bool first_token) {
+  if (static_cast<int64_t>(states.size()) != coefficients.size(0))
+    fail("scalar mix: {} states for {} coefficients", states.size(), coefficients.size(0));
+  const torch::Tensor weights = torch::softmax(coefficients, 0);
+  torch::Tensor mask, count;
+  if (!first_token && attention_mask.defined()) {
+    mask = attention_mask.to(states[0].scalar_type()).unsqueeze(-1);  // [B, L, 1]
+    count = mask.sum(1);                                               // [B, 1]
+  }
+  torch::Tensor mixed;
+  for (size_t l = 0; l < states.size(); ++l) {
+    const torch::Tensor& h = states[l];
+    torch::Tensor pooled = first_token ? h.select(1, 0) : mask.defined() ? (h * mask).sum(1) / count : h.mean(1);
+    torch::Tensor term = weights[static_cast<int64_t>(l)] * pooled;
+    mixed = mixed.defined() ? mixed + term : term;
+  }
+  return (gamma * mixed).unsqueeze(1);
+}
 
 std::unique_ptr<TaskHead> make_sequence_classification_head(
     const ModelConfig& config, const std::function<const torch::Tensor&(const std::string&)>& weight) {
   const double p = config.classifier_dropout_prob();
   const std::string& type = config.model_type;
   using Act = FirstTokenHead::Act;
+  if (config.pools_every_layer() && (type == "bert" || type == "vit"))
+    return std::make_unique<LinearHead>(weight("classifier.weight"), weight("classifier.bias"));
   if (type == "vit")
     return std::make_unique<VitHead>(weight("layernorm.weight"), weight("layernorm.bias"), config.layer_norm_eps,
                                      weight("classifier.weight"), weight("classifier.bias"));

@@ -57,9 +57,15 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     s[p + ln2 + ".weight"] = {Hd};
     s[p + ln2 + ".bias"] = {Hd};
   }
+  if (c.pools_every_layer()) {
+    s[kScalarMixCoefficients] = {c.num_hidden_layers + 1};
+    s[kScalarMixScale] = {1};
+  }
   if (c.model_type == "bert") {
-    s["pooler.dense.weight"] = {Hd, Hd};
-    s["pooler.dense.bias"] = {Hd};
+    if (!c.pools_every_layer()) {  // the mix replaces BERT's pooler
+      s["pooler.dense.weight"] = {Hd, Hd};
+      s["pooler.dense.bias"] = {Hd};
+    }
     s["classifier.weight"] = {N, Hd};
     s["classifier.bias"] = {N};
   } else if (c.model_type == "roberta" || c.model_type == "electra") {
@@ -214,8 +220,9 @@ Transformer::Transformer(ModelConfig config, uint64_t seed) : config_(std::move(
     torch::Tensor t = torch::empty(shape, torch::kFloat32);
     const bool is_norm = name.find("LayerNorm") != std::string::npos || name.find("layernorm") != std::string::npos;
     const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    if (is_norm && !is_bias) t.fill_(1.0);
-    else if (is_bias) t.zero_();
+    // A scalar mix starts as the plain mean of the states (coefficients 0, γ = 1), as the authors'.
+    if ((is_norm && !is_bias) || name == kScalarMixScale) t.fill_(1.0);
+    else if (is_bias || name == kScalarMixCoefficients) t.zero_();
     else t.normal_(0.0, 0.02, gen);
     weights_[name] = t;
   }
@@ -271,6 +278,9 @@ void Transformer::bind() {
 Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
   if (config_.model_type != "bert")
     fail("{}: BERT models (pooler + classifier) only; this one is '{}'", who, config_.model_type);
+  if (pools_every_layer())
+    fail("{}: BERT models whose head is the pooler on the last layer's [CLS]; this one mixes every layer "
+         "(salient_pooling {})", who, config_.pooling);
   return {w("pooler.dense.weight"), w("pooler.dense.bias"), w("classifier.weight"), w("classifier.bias")};
 }
 
@@ -496,14 +506,31 @@ torch::Tensor Transformer::layer_forward(int64_t layer, const torch::Tensor& hid
 }
 
 torch::Tensor Transformer::run_layers(int64_t from, torch::Tensor hidden, const torch::Tensor& ext_mask,
-                                      const std::vector<LayerHooks>& hooks) const {
-  for (int64_t i = from; i < num_layers(); ++i)
+                                      const std::vector<LayerHooks>& hooks, std::vector<torch::Tensor>* states) const {
+  for (int64_t i = from; i < num_layers(); ++i) {
     hidden = layer_forward(i, hidden, ext_mask, hooks.empty() ? nullptr : &hooks[i]);
+    if (states) states->push_back(hidden);
+  }
   return hidden;
 }
 
 torch::Tensor Transformer::classify(const torch::Tensor& last_hidden) const {
+  if (pools_every_layer())
+    fail("internal: classify() reads the last layer, but this model's head mixes every layer (salient_pooling {})",
+         config_.pooling);
   return head_->forward(last_hidden, training_);
+}
+
+torch::Tensor Transformer::classify_states(const std::vector<torch::Tensor>& states,
+                                           const torch::Tensor& attention_mask) const {
+  if (static_cast<int64_t>(states.size()) != num_layers() + 1)
+    fail("internal: classify_states: {} states for a model with {} layers (needs {})", states.size(), num_layers(),
+         num_layers() + 1);
+  if (!pools_every_layer()) return head_->forward(states.back(), training_);
+  torch::Tensor mask = attention_mask.defined() ? attention_mask.to(states.back().device()) : attention_mask;
+  return head_->forward(scalar_mix(states, w(kScalarMixCoefficients), w(kScalarMixScale), mask,
+                                   config_.pooling == "scalar_mix_cls"),
+                        training_);
 }
 
 ForwardResult Transformer::forward(const ForwardRequest& req) const {
@@ -525,12 +552,21 @@ ForwardResult Transformer::forward(const ForwardRequest& req) const {
   const int64_t B = hidden.size(0), L = hidden.size(1);
   ForwardResult out;
   torch::Tensor ext = extended_mask(req.attention_mask, B, L);
-  if (req.want_hidden_states) out.hidden_states.push_back(hidden);
+  // A head that mixes every layer needs every state even when the caller does not ask for them.
+  const bool keep_states = req.want_hidden_states || pools_every_layer();
+  std::vector<torch::Tensor> states;
+  if (keep_states) states.push_back(hidden);
   for (int64_t i = 0; i < num_layers(); ++i) {
     hidden = layer_forward(i, hidden, ext, req.hooks.empty() ? nullptr : &req.hooks[i], &out, &req);
-    if (req.want_hidden_states) out.hidden_states.push_back(hidden);
+    if (keep_states) states.push_back(hidden);
   }
-  out.logits = classify(hidden);
+  if (pools_every_layer()) {
+    // ViT has no padding; text masks come as given (undefined: every token counts).
+    out.logits = classify_states(states, req.attention_mask);
+  } else {
+    out.logits = classify(hidden);
+  }
+  if (req.want_hidden_states) out.hidden_states = std::move(states);
   return out;
 }
 

@@ -102,13 +102,21 @@ class Transformer {
   torch::Tensor layer_forward(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& ext_mask,
                               const LayerHooks* hooks = nullptr, ForwardResult* record = nullptr,
                               const ForwardRequest* req = nullptr) const;
-  // Runs layers [from, num_layers) with optional hooks (indexed by absolute layer).
+  // Runs layers [from, num_layers) with optional hooks (indexed by absolute layer); `states`
+  // (optional) gets each layer's output appended.
   torch::Tensor run_layers(int64_t from, torch::Tensor hidden, const torch::Tensor& ext_mask,
-                           const std::vector<LayerHooks>& hooks = {}) const;
+                           const std::vector<LayerHooks>& hooks = {}, std::vector<torch::Tensor>* states = nullptr) const;
   // The config's hidden activation (GELU exact/tanh, ReLU), also what an MLM head applies.
   torch::Tensor activation(const torch::Tensor& x) const;
-  // The task head (model/heads.h) on the last hidden states: [B, L, Hd] → logits.
+  // The task head (model/heads.h) on the last hidden states: [B, L, Hd] → logits. Only for a
+  // head that reads the last layer (config().pools_every_layer() false; else a one-line error).
   torch::Tensor classify(const torch::Tensor& last_hidden) const;
+  // The task head on every state: the embeddings' output and each layer's (num_layers + 1, as
+  // ForwardResult::hidden_states; batch sizes may mix 1 and B). For any pooling.
+  torch::Tensor classify_states(const std::vector<torch::Tensor>& states, const torch::Tensor& attention_mask) const;
+  // The head reads every layer (a scalar mix, config.h), so methods that re-run the last layers
+  // must keep every state, and the first-token shortcut (first_token_layer) does not apply.
+  bool pools_every_layer() const { return config_.pools_every_layer(); }
   const TaskHead& head() const { return *head_; }
 
   const ModelConfig& config() const { return config_; }

@@ -220,6 +220,7 @@ Transformer make_student(const SimulationSetup& setup, const Classifier& teacher
   lo.allow_new_head = true;
   lo.seed = seed * 7919ULL + 17;
   lo.labels = teacher.model.config().id2label;
+  lo.pooling = teacher.model.config().pooling;  // the student reads its encoder as the teacher does
   Classifier c = load_classifier(setup.student_init, lo);
   if (c.tokenizer.vocab_size() != teacher.tokenizer.vocab_size())
     fail("--student-init: '{}' has a vocabulary of {} pieces, the teacher's has {}", setup.student_init,

@@ -267,6 +267,7 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
   if (!o.init_model.empty()) {
     LoadOptions lo;
     lo.allow_new_head = true;
+    if (!o.pooling.empty()) lo.pooling = o.pooling;
     lo.seed = o.seed;
     lo.labels = label_names;
     LoadReport report;
@@ -296,6 +297,7 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
                           {"attention_probs_dropout_prob", o.attention_dropout},
                           {"max_position_embeddings", o.max_length}, {"type_vocab_size", 2},
                           {"layer_norm_eps", 1e-12}, {"pad_token_id", clf.tokenizer.pad_id()}};
+    if (!o.pooling.empty()) cfg["salient_pooling"] = o.pooling;
     nlohmann::json id2label = nlohmann::json::object();
     for (size_t i = 0; i < label_names.size(); ++i) id2label[std::to_string(i)] = label_names[i];
     cfg["id2label"] = id2label;
@@ -390,9 +392,14 @@ TrainResult train_classifier(const TrainOptions& o_in) {
   dist::barrier();
   const bool resuming = o.resume && file_exists(state_path);
 
+  if (!o.pooling.empty() && o.pooling != "first_token" && o.pooling != "scalar_mix" && o.pooling != "scalar_mix_cls")
+    fail("--pooling: unknown value '{}' (first_token, scalar_mix, scalar_mix_cls)", o.pooling);
   Classifier clf;
   if (resuming) {
     clf = load_classifier(ckpt_dir);
+    if (!o.pooling.empty() && o.pooling != clf.model.config().pooling)
+      fail("--pooling: {} pools '{}', not '{}'; resume with the same options", ckpt_dir, clf.model.config().pooling,
+           o.pooling);
   } else {
     clf = initial_classifier(o, train.label_names);
   }

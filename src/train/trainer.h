@@ -35,6 +35,9 @@ struct TrainOptions {
   std::string model_type = "bert";
   int64_t hidden_size = 128, num_layers = 2, num_heads = 4, intermediate_size = 512;
   std::string activation = "gelu";
+  // What the head reads (ModelConfig::pooling): first_token, scalar_mix or scalar_mix_cls; empty:
+  // the --init model's own, first_token from scratch.
+  std::string pooling;
   double dropout = 0.1, attention_dropout = 0.1;
   int64_t max_length = 128;  // tokens per example incl. specials (also the position table size)
   // Optimisation.

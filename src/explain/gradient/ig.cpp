@@ -73,10 +73,16 @@ class IntegratedGradients : public Explainer {
     // (closed-form first layer under autograd; the default off CPU) or "plain" (the textbook
     // gradient at every point, also used for a model in training mode). Same values up to rounding.
     std::string impl = param_string(o, "impl");
-    if (impl == "auto") impl = clf.model.training() ? "plain" : dev.is_cpu() ? "fused" : "autograd";
+    // The fused backward ends in the last layer's first token; a head that mixes every layer
+    // (salient_pooling scalar_mix) takes the autograd path.
+    const bool every_layer = clf.model.pools_every_layer();
+    if (impl == "auto") impl = clf.model.training() ? "plain" : dev.is_cpu() && !every_layer ? "fused" : "autograd";
     if (impl != "fused" && impl != "autograd" && impl != "plain")
       fail("--impl: unknown implementation '{}' (auto, fused, autograd, plain)", impl);
     if (impl == "fused" && !dev.is_cpu()) fail("--impl: fused runs on CPU only");
+    if (impl == "fused" && every_layer)
+      fail("--impl: fused needs a head on the last layer's first token; this model mixes every layer "
+           "(salient_pooling {}): use autograd or plain", clf.model.config().pooling);
     const bool plain = impl == "plain";
     LinearEmbedding le;
     std::vector<FusedLayer> fused;

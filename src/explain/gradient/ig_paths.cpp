@@ -127,7 +127,9 @@ LinearEmbedding linear_embedding(const Transformer& m, const torch::Tensor& base
     le.v = torch::linear(le.v, pw);
     le.beta = torch::linear(le.beta, pw, W.project_b);
   }
-  if (m.num_layers() > 1) {
+  // The first layer's Q|K|V along the line, where the first layer runs in full: below a last
+  // layer that computes [CLS] alone, or in every model whose head mixes every layer.
+  if (m.num_layers() > 1 || m.pools_every_layer()) {
     auto [w, b] = stacked_qkv(m, 0);
     le.qkv_u = torch::linear(le.u, w);
     le.qkv_v = torch::linear(le.v, w);
@@ -170,14 +172,24 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, 
   torch::Tensor ext = m.extended_mask(mask, R, Lc);
   torch::Tensor h = e;
   const int64_t last = m.num_layers() - 1;
-  if (last > 0) {
+  // A head that mixes every layer needs each state, and every token of the last layer.
+  const bool every_layer = m.pools_every_layer();
+  std::vector<torch::Tensor> states{e};
+  const int64_t before_top = every_layer ? last + 1 : last;
+  if (before_top > 0) {
     torch::Tensor qkv = row_combination(A, B, le.qkv_u.slice(1, 0, Lc), le.qkv_v.slice(1, 0, Lc), le.qkv_c, ex);
     auto heads = [&](int64_t j) { return qkv.narrow(2, j * Hd, Hd).view({R, Lc, H, D}).transpose(1, 2); };
     QKV x{heads(0), heads(1), heads(2)};
     h = m.finish_layer(0, e, torch::softmax(m.attention_scores(x, ext), -1), x.v);
-    for (int64_t i = 1; i < last; ++i) h = m.layer_forward(i, h, ext);
+    states.push_back(h);
+    for (int64_t i = 1; i < before_top; ++i) {
+      h = m.layer_forward(i, h, ext);
+      states.push_back(h);
+    }
   }
-  torch::Tensor f = target_output(m.classify(m.first_token_layer(last, h, ext)), targets, output);
+  torch::Tensor logits =
+      every_layer ? m.classify_states(states, mask) : m.classify(m.first_token_layer(last, h, ext));
+  torch::Tensor f = target_output(logits, targets, output);
   torch::Tensor g = torch::autograd::grad({f.sum()}, {alpha})[0];
   return {f.detach().to(torch::kDouble), g};
 }
