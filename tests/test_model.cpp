@@ -57,6 +57,27 @@ double max_rel_err(const torch::Tensor& a, const torch::Tensor& b) {
   return (diff / scale).max().item<double>();
 }
 
+// The first B fixture cases as one padded batch; the padding holds a real token id (2009), which
+// the attention mask must keep from changing anything.
+ForwardRequest padded_request(const std::vector<RefCase>& cases, int64_t B) {
+  int64_t L = 0;
+  for (int64_t i = 0; i < B; ++i) L = std::max<int64_t>(L, cases[i].ids.size());
+  auto ids = torch::zeros({B, L}, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
+       mask = torch::zeros({B, L}, torch::kLong);
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t n = cases[i].ids.size();
+    ids[i].slice(0, 0, n).copy_(torch::tensor(cases[i].ids));
+    types[i].slice(0, 0, n).copy_(torch::tensor(cases[i].types));
+    mask[i].slice(0, 0, n).fill_(1);
+    ids[i].slice(0, n, L).fill_(2009);
+  }
+  ForwardRequest req;
+  req.input_ids = ids;
+  req.token_type_ids = types;
+  req.attention_mask = mask;
+  return req;
+}
+
 }  // namespace
 
 TEST(ReferenceBert, LogitsProbsAndAttentionsMatchFixture) {
@@ -124,23 +145,9 @@ TEST(Transformer, BatchedWithPaddingEqualsOneByOne) {
   model.to(torch::kFloat64);
   auto cases = load_cases();
   const int64_t B = 6;
-  int64_t L = 0;
-  for (int64_t i = 0; i < B; ++i) L = std::max<int64_t>(L, cases[i].ids.size());
-  auto ids = torch::zeros({B, L}, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
-       mask = torch::zeros({B, L}, torch::kLong);
-  for (int64_t i = 0; i < B; ++i) {
-    int64_t n = cases[i].ids.size();
-    ids[i].slice(0, 0, n).copy_(torch::tensor(cases[i].ids));
-    types[i].slice(0, 0, n).copy_(torch::tensor(cases[i].types));
-    mask[i].slice(0, 0, n).fill_(1);
-    // Padding filled with real token ids must not change anything either.
-    ids[i].slice(0, n, L).fill_(2009);
-  }
   torch::NoGradGuard ng;
-  ForwardRequest req;
-  req.input_ids = ids;
-  req.token_type_ids = types;
-  req.attention_mask = mask;
+  ForwardRequest req = padded_request(cases, B);  // padding filled with real ids must not matter either
+  const int64_t L = req.input_ids.size(1);
   req.want_attentions = true;
   auto batched = model.forward(req);
   for (int64_t i = 0; i < B; ++i) {
@@ -578,22 +585,8 @@ TEST(ScalarMix, LogitsEqualADirectComputationOnAPaddedBatch) {
     Transformer m = scalar_mix_model(pooling);
     EXPECT_EQ(m.weights().count("pooler.dense.weight"), 0u);
     const int64_t B = 4;
-    int64_t L = 0;
-    for (int64_t i = 0; i < B; ++i) L = std::max<int64_t>(L, cases[i].ids.size());
-    auto ids = torch::zeros({B, L}, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
-         mask = torch::zeros({B, L}, torch::kLong);
-    for (int64_t i = 0; i < B; ++i) {
-      const int64_t n = cases[i].ids.size();
-      ids[i].slice(0, 0, n).copy_(torch::tensor(cases[i].ids));
-      types[i].slice(0, 0, n).copy_(torch::tensor(cases[i].types));
-      mask[i].slice(0, 0, n).fill_(1);
-      ids[i].slice(0, n, L).fill_(2009);  // real ids in the padding: must not count
-    }
     torch::NoGradGuard ng;
-    ForwardRequest req;
-    req.input_ids = ids;
-    req.token_type_ids = types;
-    req.attention_mask = mask;
+    ForwardRequest req = padded_request(cases, B);  // real ids in the padding: must not count
     req.want_hidden_states = true;
     ForwardResult out = m.forward(req);
     ASSERT_EQ(static_cast<int64_t>(out.hidden_states.size()), m.num_layers() + 1);

@@ -378,7 +378,7 @@ void ModelConfig::validate(const std::string& path) const {
     fail("{}: field 'max_position_embeddings' ({}) leaves no positions after the offset {} (pad_token_id + 1)", path,
          max_position_embeddings, position_offset);
 
-  if (pooling != "first_token" && pooling != "scalar_mix" && pooling != "scalar_mix_cls")
+  if (!is_supported_pooling(pooling))
     fail("{}: field 'salient_pooling': unsupported value '{}' (supported: first_token, scalar_mix, scalar_mix_cls)",
          path, one_line(pooling));
   if (num_labels < 1) fail("{}: field 'num_labels' must be at least 1 (got {})", path, num_labels);
@@ -434,8 +434,7 @@ json ModelConfig::to_json() const {
   j["label2id"] = label2id_json;
   j["num_labels"] = static_cast<int64_t>(names.size());
   j["problem_type"] = problem_type;
-  if (pools_every_layer()) j["salient_pooling"] = pooling;
-  else j.erase("salient_pooling");
+  if (pools_every_layer()) j["salient_pooling"] = pooling;  // absent means first_token, as in HF's files
   return j;
 }
 

@@ -55,6 +55,9 @@ struct ModelConfig {
   bool is_vision() const { return model_type == "vit"; }
   bool pre_layer_norm() const { return is_vision(); }
   bool pools_every_layer() const { return pooling != "first_token"; }
+  static bool is_supported_pooling(const std::string& name) {
+    return name == "first_token" || name == "scalar_mix" || name == "scalar_mix_cls";
+  }
   int64_t num_patches() const { return (image_size / patch_size) * (image_size / patch_size); }
 
   int64_t head_dim() const { return hidden_size / num_attention_heads; }

@@ -560,12 +560,8 @@ ForwardResult Transformer::forward(const ForwardRequest& req) const {
     hidden = layer_forward(i, hidden, ext, req.hooks.empty() ? nullptr : &req.hooks[i], &out, &req);
     if (keep_states) states.push_back(hidden);
   }
-  if (pools_every_layer()) {
-    // ViT has no padding; text masks come as given (undefined: every token counts).
-    out.logits = classify_states(states, req.attention_mask);
-  } else {
-    out.logits = classify(hidden);
-  }
+  // ViT has no padding; text masks come as given (undefined: every token counts).
+  out.logits = pools_every_layer() ? classify_states(states, req.attention_mask) : classify(hidden);
   if (req.want_hidden_states) out.hidden_states = std::move(states);
   return out;
 }

@@ -392,7 +392,7 @@ TrainResult train_classifier(const TrainOptions& o_in) {
   dist::barrier();
   const bool resuming = o.resume && file_exists(state_path);
 
-  if (!o.pooling.empty() && o.pooling != "first_token" && o.pooling != "scalar_mix" && o.pooling != "scalar_mix_cls")
+  if (!o.pooling.empty() && !ModelConfig::is_supported_pooling(o.pooling))
     fail("--pooling: unknown value '{}' (first_token, scalar_mix, scalar_mix_cls)", o.pooling);
   Classifier clf;
   if (resuming) {
