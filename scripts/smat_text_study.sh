@@ -4,7 +4,8 @@
 # explainer × size × seed with students from scratch (or from $STUDENT_INIT), and the report.
 # Resumable: the teacher and every finished student run are kept and skipped on a rerun.
 # Usage: scripts/smat_text_study.sh            (env: SIZES, SEEDS, EXPLAINERS, THREADS, OUT, TEACHER_MINUTES,
-#        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's)
+#        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's,
+#        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -33,4 +34,4 @@ fi
 INIT=()
 [ -n "${STUDENT_INIT:-}" ] && INIT=(--student-init "$STUDENT_INIT")
 "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
-  --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "$OUT/study" "$@"
+  --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "${STUDY:-$OUT/study}" "$@"
