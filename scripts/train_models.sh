@@ -13,8 +13,9 @@ VOCAB=$SHARED/data/bert_base_uncased_tokenizer
 THREADS=${THREADS:-2}
 # From scratch at another shape, e.g. the pre-training default to compare like with like:
 #   LAYERS=4 HIDDEN=256 HEADS=8 INTERMEDIATE=1024 SUFFIX=-scratch4 scripts/train_models.sh
+# (LR=X sets the peak lr of these from-scratch runs; salient train's default otherwise.)
 COMMON=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
-        --intermediate "${INTERMEDIATE:-512}" --seed 13 --resume)
+        --intermediate "${INTERMEDIATE:-512}" --seed 13 --resume ${LR:+--lr "$LR"})
 SUFFIX=${SUFFIX:-}
 # INIT=DIR (e.g. models/pretrained from scripts/pretrain.sh): fine-tune that encoder instead, into
 # models/<task>-pretrained, with the same data, epochs and time budget (peak lr $INIT_LR, default
