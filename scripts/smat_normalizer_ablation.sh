@@ -2,9 +2,10 @@
 # SMaT's normalisation ablation (Fernandes et al. 2022, Table 7) on the text study of docs/smat.md:
 # the learned explainer's head coefficients normalised by sparsemax (the paper's), 1.5-entmax,
 # softmax or not at all, each meta-trained and then used to teach students, against the
-# no-explainer students and the static all-heads mean that every SMaT run starts from. The split and teacher are the text study's (scripts/smat_text_study.sh
-# makes them if missing); sparsemax runs in the text study's own folder (runs/smat/study), every
-# other normaliser in runs/smat/ablation-<normaliser>. Resumable: finished runs are kept.
+# no-explainer students and the static all-heads mean that every SMaT run starts from. The split
+# and teacher are the text study's (scripts/smat_text_study.sh makes them if missing); sparsemax
+# runs in the text study's own folder (runs/smat/study), every other normaliser in
+# runs/smat/ablation-<normaliser>. Resumable: finished runs are kept.
 # Usage: scripts/smat_normalizer_ablation.sh [extra `smat study` options]
 #        env: NORMALIZERS (default sparsemax,entmax15,softmax,none), SIZES (500), SEEDS (0,9,11,30,69),
 #             THREADS, OUT (runs/smat), REPORT_ONLY=1 to only write $OUT/ablation.md from finished runs.
@@ -27,56 +28,53 @@ if [ "${REPORT_ONLY:-0}" != 1 ]; then
     STUDY=$(study_dir "$norm") EXPLAINERS=$explainers scripts/smat_text_study.sh --normalizer "$norm" "$@"
   done
 fi
-/usr/bin/python3 - "$OUT" <<'PY'
+# Each folder's own report (salient's quantiles and summary.json); the table below only arranges them.
+BIN=${BIN:-build/salient}
+folders=()
+for norm in sparsemax entmax15 softmax none; do
+  dir=$(study_dir "$norm")
+  if compgen -G "$dir/runs/*.json" > /dev/null; then
+    "$BIN" --quiet smat report --study "$dir" > /dev/null
+    folders+=("$norm=$dir")
+  fi
+done
+/usr/bin/python3 - "$OUT" "${folders[@]}" <<'PY'
 import glob, json, os, sys
-out = sys.argv[1]
+out, folders = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
 
-def quantile(v, q):  # linear interpolation, as salient's report (numpy's default)
-    v = sorted(v); pos = q * (len(v) - 1); lo = int(pos); hi = min(len(v) - 1, lo + 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
+def rows(folder):  # (explainer, size) → salient's summary row: median, q25, q75, seeds
+    if folder is None:
+        return {}
+    return {(r["explainer"], r["size"]): r for r in json.load(open(os.path.join(folder, "summary.json")))["rows"]}
 
-def runs(folder, explainer):
-    by_size = {}
-    for path in sorted(glob.glob(os.path.join(folder, "runs", explainer + "_n*_s*.json"))):
-        r = json.load(open(path))
-        by_size.setdefault(r["size"], []).append(r["run"]["simulability"])
-    return by_size
-
-def cell(v, base):
-    med, q25, q75 = quantile(v, .5), quantile(v, .25), quantile(v, .75)
+def cell(r, base):
     mark = ""
     if base:
-        b25, b75 = quantile(base, .25), quantile(base, .75)
-        mark = " ▲" if q25 > b75 else " ▼" if q75 < b25 else ""
-    return f"{med:.3f} [{q25:.3f}, {q75:.3f}]{mark} ({len(v)} seeds)"
+        mark = " ▲" if r["q25"] > base["q75"] else " ▼" if r["q75"] < base["q25"] else ""
+    return f"{r['median']:.3f} [{r['q25']:.3f}, {r['q75']:.3f}]{mark} ({r['seeds']} seeds)"
 
-def coefficients(folder):  # size → the learned λ of every finished seed
-    by_size = {}
-    for path in sorted(glob.glob(os.path.join(folder, "explainers", "smat_n*_s*.json"))):
-        name = os.path.basename(path)
-        if not os.path.exists(os.path.join(folder, "runs", name)):
-            continue  # meta-trained, its student not finished yet
-        size = int(name.split("_n")[1].split("_s")[0])
-        by_size.setdefault(size, []).append(json.load(open(path))["coefficients"])
-    return by_size
+def coefficients(folder):  # the learned λ of every seed whose student finished
+    found = []
+    for path in sorted(glob.glob(os.path.join(folder or "", "explainers", "smat_n*_s*.json"))):
+        if os.path.exists(os.path.join(folder, "runs", os.path.basename(path))):
+            found.append(json.load(open(path))["coefficients"])
+    return found
 
-none = runs(os.path.join(out, "study"), "none")
-rows = [("none (no explainer)", none, {}, {}),
-        ("attention_all (static; SMaT's start)", runs(os.path.join(out, "study"), "attention_all"), none, {})]
+study = rows(folders.get("sparsemax"))
+table = [("none (no explainer)", "none", study, [], False), ("attention_all (static; SMaT's start)", "attention_all", study, [], True)]
 for norm in ["sparsemax", "entmax15", "softmax", "none"]:
-    folder = os.path.join(out, "study" if norm == "sparsemax" else "ablation-" + norm)
-    rows.append(("smat, " + norm, runs(folder, "smat"), none, coefficients(folder)))
-sizes = sorted({n for _, by_size, _, _ in rows for n in by_size})
+    table.append(("smat, " + norm, "smat", rows(folders.get(norm)), coefficients(folders.get(norm)), True))
+sizes = sorted({n for _, e, found, _, _ in table for (x, n) in found if x == e})
 if not sizes:
     sys.exit("smat_normalizer_ablation.sh: no finished runs under " + out)
 lines = ["| teacher explainer | " + " | ".join(f"n = {n}" for n in sizes) + " | λ: heads at exactly 0 | λ: largest |",
          "|---|" + "---|" * (len(sizes) + 2)]
-for name, by_size, base, lam in rows:
-    per_seed = [l for n in sizes for l in lam.get(n, [])]
-    zeros = f"{sum(sum(x == 0 for x in l) for l in per_seed) / len(per_seed):.1f} of {len(per_seed[0])}" if per_seed else ""
-    largest = f"{sum(max(l) for l in per_seed) / len(per_seed):.3f}" if per_seed else ""
-    lines.append(f"| {name} | " + " | ".join(cell(by_size[n], base.get(n)) if n in by_size else "–" for n in sizes)
-                 + f" | {zeros} | {largest} |")
+for name, explainer, found, lam, versus_none in table:
+    zeros = f"{sum(sum(x == 0 for x in l) for l in lam) / len(lam):.1f} of {len(lam[0])}" if lam else ""
+    largest = f"{sum(max(l) for l in lam) / len(lam):.3f}" if lam else ""
+    cells = [cell(found[(explainer, n)], study.get(("none", n)) if versus_none else None) if (explainer, n) in found
+             else "–" for n in sizes]
+    lines.append(f"| {name} | " + " | ".join(cells) + f" | {zeros} | {largest} |")
 lines.append("\nSimulability (agreement with the teacher on the test split): median [25%, 75%] over seeds; "
              "▲ / ▼: the 25–75% range lies above / below the no-explainer students'. λ: the learned head "
              "coefficients, mean over the finished seeds (and sizes) of the count of exact zeros and of the largest.")
