@@ -55,7 +55,7 @@ void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
   pt->add_option("--clip", po.clip_norm, "gradient norm clip (0 = off)");
   pt->add_option("--dropout", po.dropout, "hidden and attention dropout");
   pt->add_option("--max-steps", po.max_steps, "optimizer steps");
-  pt->add_option("--max-minutes", po.max_minutes, "stop and save after this much training time (0 = no limit); --resume continues");
+  pt->add_option("--max-minutes", po.max_minutes, "stop and save once the run's training time, summed over --resume invocations, passes this (0 = no limit)");
   pt->add_option("--heldout", po.heldout_share, "share of the packed sequences held out for MLM loss and accuracy");
   pt->add_option("--eval-every", po.eval_every, "steps between held-out evaluations");
   pt->add_option("--save-every", po.save_every, "steps between checkpoints");
