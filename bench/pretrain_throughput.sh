@@ -30,15 +30,13 @@ PY
   eager_line=$(/usr/bin/python3 bench/pretrain_eager.py --steps "$STEPS" --threads "$THREADS")
   echo "$salient_line"
   echo "$eager_line"
-  echo "$salient_line|$eager_line" >> "$TMP/pairs"
+  salient_rate=${salient_line%% tokens/s*} eager_rate=${eager_line%% tokens/s*}
+  echo "${salient_rate##* } ${eager_rate##* }" >> "$TMP/pairs"  # tokens/s of this pair: salient, eager
 done
 if ((REPEATS > 1)); then
   python3 - "$TMP/pairs" <<'PY'
-import re, statistics, sys
-ratios = []
-for line in open(sys.argv[1]):
-    s, e = (float(re.search(r"([0-9.]+) tokens/s", part).group(1)) for part in line.split("|"))
-    ratios.append(s / e)
+import statistics, sys
+ratios = [s / e for s, e in (map(float, line.split()) for line in open(sys.argv[1]))]
 print("salient / eager tokens/s per pair: " + ", ".join(f"{x:.3f}" for x in ratios)
       + f"; median {statistics.median(ratios):.3f}")
 PY

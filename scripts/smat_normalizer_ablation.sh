@@ -55,7 +55,9 @@ def cell(r, base):
 
 def coefficients(folder):  # the learned λ of every seed whose student finished
     found = []
-    for path in sorted(glob.glob(os.path.join(folder or "", "explainers", "smat_n*_s*.json"))):
+    if folder is None:
+        return found
+    for path in sorted(glob.glob(os.path.join(folder, "explainers", "smat_n*_s*.json"))):
         if os.path.exists(os.path.join(folder, "runs", os.path.basename(path))):
             found.append(json.load(open(path))["coefficients"])
     return found
