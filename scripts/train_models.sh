@@ -14,17 +14,22 @@ THREADS=${THREADS:-2}
 # From scratch at another shape, e.g. the pre-training default to compare like with like:
 #   LAYERS=4 HIDDEN=256 HEADS=8 INTERMEDIATE=1024 SUFFIX=-scratch4 scripts/train_models.sh
 # (LR=X sets the peak lr of these from-scratch runs; salient train's default otherwise.)
-COMMON=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
-        --intermediate "${INTERMEDIATE:-512}" --seed 13 --resume ${LR:+--lr "$LR"})
+SHAPE=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
+       --intermediate "${INTERMEDIATE:-512}")
+RATE=(${LR:+--lr "$LR"})
 SUFFIX=${SUFFIX:-}
 # INIT=DIR (e.g. models/pretrained from scripts/pretrain.sh): fine-tune that encoder instead, into
 # models/<task>-pretrained, with the same data, epochs and time budget (peak lr $INIT_LR, default
 # 2e-4: the from-scratch 1e-3 is a from-scratch rate).
-if [ -n "${INIT:-}" ]; then COMMON=(--init "$INIT" --lr "${INIT_LR:-2e-4}" --seed 13 --resume); SUFFIX=${SUFFIX:--pretrained}; fi
+if [ -n "${INIT:-}" ]; then SHAPE=(--init "$INIT"); RATE=(--lr "${INIT_LR:-2e-4}"); SUFFIX=${SUFFIX:--pretrained}; fi
+# DROPOUT=X: hidden and attention dropout of every run (default: 0.1 from scratch, the encoder's own
+# with INIT; e.g. DROPOUT=0.1 to fine-tune an encoder pre-trained without dropout).
+DROP=(${DROPOUT:+--dropout "$DROPOUT" --attention-dropout "$DROPOUT"})
 mkdir -p models runs
 train() {  # task, then train options
   local task=$1; shift
-  "$BIN" --threads "$THREADS" train --out "models/$task$SUFFIX" "${COMMON[@]}" "$@" \
+  "$BIN" --threads "$THREADS" train --out "models/$task$SUFFIX" "${SHAPE[@]}" "${RATE[@]}" "${DROP[@]}" \
+    --seed 13 --resume "$@" \
     > "runs/train_$task$SUFFIX.json" 2> "runs/train_$task$SUFFIX.log"
   echo "$task$SUFFIX: $(cat "runs/train_$task$SUFFIX.json")"
 }
@@ -54,8 +59,9 @@ for t in "${tasks[@]}"; do
             else
               [ -f "models/sst2$SUFFIX/model.safetensors" ] ||
                 train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 5 --max-minutes 15
-              train eraser --init "models/sst2$SUFFIX" --extend-positions --train eraser:train --dev eraser:val \
-                --max-length 256 --batch-size 16 --lr 3e-4 --epochs 6 --max-minutes 15
+              ( SHAPE=(--init "models/sst2$SUFFIX"); RATE=(--lr 3e-4)
+                train eraser --extend-positions --train eraser:train --dev eraser:val \
+                  --max-length 256 --batch-size 16 --epochs 6 --max-minutes 15 )
             fi
             held_out eraser eraser:test ;;
     *) echo "unknown task $t" >&2; exit 2 ;;

@@ -147,6 +147,48 @@ TEST(Cli, TrainPredictEvaluateOnATinySet) {
   expect_one_line_error(run("evaluate --model " + out + " --data sst2:nope"), "nope");
 }
 
+// train --init: the checkpoint's vocabulary and shape are used, so a from-scratch option is an
+// error; its dropout is kept unless --dropout / --attention-dropout replace it (as HF
+// from_pretrained's config overrides), and the fine-tuned model's config.json says which.
+TEST(Cli, TrainInitKeepsTheShapeAndReplacesDropoutOnlyWhenGiven) {
+  SALIENT_REQUIRE_SHARED(model());
+  const std::string data = tmp("tiny_init.jsonl");
+  {
+    std::ofstream f(data);
+    for (int i = 0; i < 16; ++i)
+      f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
+  }
+  const std::string tiny = " --max-length 16 --epochs 1 --batch-size 8 --seed 3";
+  const std::string base = tmp("init_base");
+  auto r = run("train --train " + data + " --dev " + data + " --out " + base + " --vocab " + model() +
+               " --hidden 16 --layers 1 --heads 2 --intermediate 32 --dropout 0 --attention-dropout 0.05" + tiny);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto dropouts = [](const std::string& dir) {
+    auto c = nlohmann::json::parse(salient::read_file(dir + "/config.json"));
+    return std::pair{c["hidden_dropout_prob"].get<double>(), c["attention_probs_dropout_prob"].get<double>()};
+  };
+  EXPECT_EQ(dropouts(base), (std::pair{0.0, 0.05}));
+  const std::string fine = " --train " + data + " --dev " + data + " --init " + base + tiny;
+  const std::pair<std::string, std::string> scratch_only[] = {
+      {"--hidden", "32"}, {"--layers", "2"}, {"--heads", "4"}, {"--intermediate", "64"}, {"--activation", "relu"},
+      {"--vocab", model()}};
+  for (const auto& [flag, value] : scratch_only)
+    expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " " + flag + " " + value), flag);
+  expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " --dropout 1"), "--dropout");
+  expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " --attention-dropout -0.1"), "--attention-dropout");
+  EXPECT_FALSE(salient::dir_exists(tmp("init_bad")));
+
+  r = run("train --out " + tmp("init_own") + fine);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(dropouts(tmp("init_own")), (std::pair{0.0, 0.05}));
+  r = run("train --out " + tmp("init_hidden") + fine + " --dropout 0.2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(dropouts(tmp("init_hidden")), (std::pair{0.2, 0.05}));
+  r = run("train --out " + tmp("init_both") + fine + " --dropout 0.1 --attention-dropout 0.1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(dropouts(tmp("init_both")), (std::pair{0.1, 0.1}));
+}
+
 TEST(Cli, AttAttrHeadsPruneTreeTriggersOnATinySet) {
   SALIENT_REQUIRE_SHARED(model());
   const std::string data = tmp("tiny_attattr.jsonl");

@@ -200,18 +200,24 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   train_cmd->add_option("--data-dir", tr.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
   train_cmd->add_option("--init", tr.init_model, "fine-tune this model directory instead of training from scratch");
   train_cmd->add_flag("--extend-positions", tr.extend_positions, "with --init: grow the position table to --max-length (learned rows repeated)");
-  train_cmd->add_option("--vocab", tr.vocab, "vocabulary for from-scratch training (vocab.txt, tokenizer.json or directory)");
-  train_cmd->add_option("--hidden", tr.hidden_size, "hidden size (from scratch)");
-  train_cmd->add_option("--layers", tr.num_layers, "encoder layers (from scratch)");
-  train_cmd->add_option("--heads", tr.num_heads, "attention heads (from scratch)");
-  train_cmd->add_option("--intermediate", tr.intermediate_size, "feed-forward size (from scratch)");
-  train_cmd->add_option("--activation", tr.activation, "gelu | gelu_new | relu (from scratch)");
+  // A from-scratch model's vocabulary and shape; an --init checkpoint brings its own, so giving one is an error.
+  const std::vector<CLI::Option*> scratch_only = {
+      train_cmd->add_option("--vocab", tr.vocab, "vocabulary for from-scratch training (vocab.txt, tokenizer.json or directory)"),
+      train_cmd->add_option("--hidden", tr.hidden_size, "hidden size (from scratch)"),
+      train_cmd->add_option("--layers", tr.num_layers, "encoder layers (from scratch)"),
+      train_cmd->add_option("--heads", tr.num_heads, "attention heads (from scratch)"),
+      train_cmd->add_option("--intermediate", tr.intermediate_size, "feed-forward size (from scratch)"),
+      train_cmd->add_option("--activation", tr.activation, "gelu | gelu_new | relu (from scratch)")};
   train_cmd->add_option("--pooling", tr.pooling,
                         "what the head reads: first_token (the last layer's [CLS], default from scratch), scalar_mix "
                         "(a learned mix of every layer's token mean, as the SMaT authors' models) or scalar_mix_cls "
                         "(of every layer's [CLS]); default with --init: that model's");
-  train_cmd->add_option("--dropout", tr.dropout, "hidden dropout (from scratch)");
-  train_cmd->add_option("--attention-dropout", tr.attention_dropout, "attention dropout (from scratch)");
+  static double train_dropout = 0.1, train_attention_dropout = 0.1;
+  CLI::Option* dropout_opt = train_cmd->add_option(
+      "--dropout", train_dropout, "hidden dropout (default 0.1 from scratch; with --init: the model's own unless given)");
+  CLI::Option* attention_dropout_opt = train_cmd->add_option(
+      "--attention-dropout", train_attention_dropout,
+      "attention dropout (default 0.1 from scratch; with --init: the model's own unless given)");
   train_cmd->add_option("--max-length", tr.max_length, "tokens per example incl. [CLS]/[SEP]");
   train_cmd->add_option("--epochs", tr.epochs, "epochs");
   train_cmd->add_option("--batch-size", tr.batch_size, "batch size");
@@ -236,8 +242,13 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({pred_cmd, [] { run_predict(pr); }});
   commands.push_back({info_cmd, [] { run_info(info_model, info_json); }});
   commands.push_back({eval_cmd, [] { run_evaluate(ev); }});
-  commands.push_back({train_cmd, [] {
+  commands.push_back({train_cmd, [scratch_only, dropout_opt, attention_dropout_opt] {
     if (!train_labels.empty()) tr.label_names = split_list(train_labels);
+    if (!tr.init_model.empty())
+      for (const CLI::Option* opt : scratch_only)
+        if (opt->count() > 0) fail("{}: is for a model trained from scratch; --init {} brings its own", opt->get_name(), tr.init_model);
+    if (dropout_opt->count() > 0) tr.dropout = train_dropout;
+    if (attention_dropout_opt->count() > 0) tr.attention_dropout = train_attention_dropout;
     if (train_task != "classification" && train_task != "regression")
       fail("--task: must be classification or regression, got '{}'", train_task);
     tr.regression = train_task == "regression";

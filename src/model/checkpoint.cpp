@@ -148,6 +148,11 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
     config.pooling = *options.pooling;
     config.validate(join_path(dir, "config.json") + " (with --pooling)");
   }
+  if (options.hidden_dropout || options.attention_dropout) {
+    if (options.hidden_dropout) config.hidden_dropout_prob = *options.hidden_dropout;
+    if (options.attention_dropout) config.attention_probs_dropout_prob = *options.attention_dropout;
+    config.validate(join_path(dir, "config.json") + " (with --dropout/--attention-dropout)");
+  }
   const std::string weights_path = join_path(dir, "model.safetensors");
   if (!file_exists(weights_path)) {
     if (file_exists(join_path(dir, "pytorch_model.bin")))

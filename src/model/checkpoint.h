@@ -28,6 +28,9 @@ struct LoadOptions {
   // Overrides config.json's head input (ModelConfig::pooling); head weights the new pooling needs
   // and the file lacks are initialised when allow_new_head is set.
   std::optional<std::string> pooling;
+  // Override config.json's hidden_dropout_prob / attention_probs_dropout_prob (fine-tuning with
+  // another dropout than the checkpoint was trained with).
+  std::optional<double> hidden_dropout, attention_dropout;
   // Where the weights go; unset: default_device() (util/runtime.h: --device, $SALIENT_DEVICE).
   std::optional<torch::Device> device;
 };

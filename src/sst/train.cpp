@@ -153,7 +153,7 @@ std::unique_ptr<SstModel> initial_model(const SstTrainOptions& o, const SstData*
   t.num_heads = o.num_heads;
   t.intermediate_size = o.intermediate_size;
   t.max_length = o.max_length;
-  t.dropout = t.attention_dropout = o.dropout;
+  if (o.init_model.empty()) t.dropout = t.attention_dropout = o.dropout;  // --init: the model's own
   t.seed = o.seed;
   return make_text_model(initial_classifier(t, text_labels), o.seed);
 }

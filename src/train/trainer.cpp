@@ -270,6 +270,8 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
     if (!o.pooling.empty()) lo.pooling = o.pooling;
     lo.seed = o.seed;
     lo.labels = label_names;
+    lo.hidden_dropout = o.dropout;
+    lo.attention_dropout = o.attention_dropout;
     LoadReport report;
     clf = load_classifier(o.init_model, lo, &report);
     // A base or pre-trained (BertForMaskedLM) checkpoint: say which weights are new and which unused.
@@ -293,8 +295,8 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
                           {"vocab_size", clf.tokenizer.vocab_size()},
                           {"hidden_size", o.hidden_size}, {"num_hidden_layers", o.num_layers},
                           {"num_attention_heads", o.num_heads}, {"intermediate_size", o.intermediate_size},
-                          {"hidden_act", o.activation}, {"hidden_dropout_prob", o.dropout},
-                          {"attention_probs_dropout_prob", o.attention_dropout},
+                          {"hidden_act", o.activation}, {"hidden_dropout_prob", o.dropout.value_or(0.1)},
+                          {"attention_probs_dropout_prob", o.attention_dropout.value_or(0.1)},
                           {"max_position_embeddings", o.max_length}, {"type_vocab_size", 2},
                           {"layer_norm_eps", 1e-12}, {"pad_token_id", clf.tokenizer.pad_id()}};
     if (!o.pooling.empty()) cfg["salient_pooling"] = o.pooling;
@@ -353,6 +355,8 @@ TrainResult train_classifier(const TrainOptions& o_in) {
   if (o.epochs <= 0) fail("--epochs: must be positive (got {})", o.epochs);
   if (o.batch_size <= 0) fail("--batch-size: must be positive (got {})", o.batch_size);
   if (o.lr <= 0) fail("--lr: must be positive (got {})", o.lr);
+  for (const auto& [flag, value] : {std::pair{"--dropout", o.dropout}, std::pair{"--attention-dropout", o.attention_dropout}})
+    if (value && !(*value >= 0 && *value < 1)) fail("{}: must be in [0, 1) (got {})", flag, *value);
   if (o.max_length < 4) fail("--max-length: must be at least 4 (got {})", o.max_length);
   if (o.regression) {
     metric_value(RegressionMetrics{}, o.select_metric);

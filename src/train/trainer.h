@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,10 @@ struct TrainOptions {
   // What the head reads (ModelConfig::pooling): first_token, scalar_mix or scalar_mix_cls; empty:
   // the --init model's own, first_token from scratch.
   std::string pooling;
-  double dropout = 0.1, attention_dropout = 0.1;
+  // From scratch: unset means 0.1. With init_model: unset keeps the checkpoint's config, a value
+  // replaces it (as HF from_pretrained(..., hidden_dropout_prob=...)), e.g. 0.1 for fine-tuning an
+  // encoder pre-trained without dropout.
+  std::optional<double> dropout, attention_dropout;
   int64_t max_length = 128;  // tokens per example incl. specials (also the position table size)
   // Optimisation.
   int epochs = 3;
