@@ -189,6 +189,31 @@ TEST(Cli, TrainInitKeepsTheShapeAndReplacesDropoutOnlyWhenGiven) {
   EXPECT_EQ(dropouts(tmp("init_both")), (std::pair{0.1, 0.1}));
 }
 
+// --max-minutes counts the whole run: a --resume whose cap is already spent trains nothing and
+// must not record (and checkpoint) an empty epoch; a cap that ends before the first step is an
+// error with no model written.
+TEST(Cli, TrainTimeCapRecordsNoEmptyEpoch) {
+  SALIENT_REQUIRE_SHARED(model());
+  const std::string data = tmp("tiny_cap.jsonl");
+  {
+    std::ofstream f(data);
+    for (int i = 0; i < 16; ++i)
+      f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
+  }
+  const std::string args = "train --train " + data + " --dev " + data + " --vocab " + model() +
+                           " --hidden 16 --layers 1 --heads 2 --intermediate 32 --max-length 16 --epochs 3 --batch-size 8 --seed 3";
+  const std::string out = tmp("cap_model");
+  auto r = run(args + " --out " + out + " --stop-after-epoch 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run(args + " --out " + out + " --resume --max-minutes 1e-9");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto history = nlohmann::json::parse(salient::read_file(out + "/training.json"))["history"];
+  ASSERT_EQ(history.size(), 1u) << history.dump();
+  EXPECT_EQ(nlohmann::json::parse(salient::read_file(out + "/checkpoint/trainer_state.json"))["epochs_done"], 1);
+  expect_one_line_error(run(args + " --out " + tmp("cap_none") + " --max-minutes 1e-9"), "--max-minutes");
+  EXPECT_FALSE(salient::dir_exists(tmp("cap_none")));
+}
+
 TEST(Cli, AttAttrHeadsPruneTreeTriggersOnATinySet) {
   SALIENT_REQUIRE_SHARED(model());
   const std::string data = tmp("tiny_attattr.jsonl");

@@ -527,6 +527,9 @@ TrainResult train_classifier(const TrainOptions& o_in) {
       bar.update(1, fmt::format("loss {:.4f} lr {:.2e}", loss_sum / loss_count, o.lr * lr_scale));
     }
     bar.finish(fmt::format("loss {:.4f}", loss_count ? loss_sum / loss_count : 0.0));
+    // The cap ended the run before this epoch's first step (e.g. a --resume with a spent
+    // --max-minutes): nothing was trained, so no epoch is recorded or checkpointed.
+    if (out_of_time && loss_count == 0) break;
     clf.model.eval();
     EpochRecord rec;
     rec.epoch = epoch + 1;
@@ -581,6 +584,8 @@ TrainResult train_classifier(const TrainOptions& o_in) {
     dist::barrier();  // a rank that goes on never outruns the checkpoint a resume would read
     if (o.stop_after_epoch > 0 && epoch + 1 >= o.stop_after_epoch) break;
   }
+  if (result.history.empty())
+    fail("--max-minutes: {} minute(s) ended before the first training step; no model written", o.max_minutes);
   result.train_seconds = trained_seconds + seconds_since(train_start);
   return result;
 }
