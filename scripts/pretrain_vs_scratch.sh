@@ -44,15 +44,11 @@ held = {"sst2": ("sst2:test", "accuracy"), "cola": ("cola:ood", "mcc"),
         "hatexplain": ("hatexplain:test", "macro_f1"), "eraser": ("eraser:test", "accuracy")}
 print(f"| task | held-out split | metric | from scratch (`{scratch}`) | from `{init}` (`{pre}`) | best dev epoch (scratch / pre-trained) |")
 print("|---|---|---|---|---|---|")
+def read(path, key, form, missing):  # one field of a run's JSON output
+    return form.format(json.load(open(path))[key]) if os.path.exists(path) else missing
 for task, (split, metric) in held.items():
-    cells = []
-    for suffix in (scratch, pre):
-        path = f"runs/test_{task}{suffix}.json"
-        cells.append(f"{json.load(open(path))[metric]:.3f}" if os.path.exists(path) else "not run")
-    epochs = []
-    for suffix in (scratch, pre):
-        path = f"runs/train_{task}{suffix}.json"
-        epochs.append(str(json.load(open(path))["best_epoch"]) if os.path.exists(path) else "-")
+    cells = [read(f"runs/test_{task}{suffix}.json", metric, "{:.3f}", "not run") for suffix in (scratch, pre)]
+    epochs = [read(f"runs/train_{task}{suffix}.json", "best_epoch", "{}", "-") for suffix in (scratch, pre)]
     print(f"| {task} | {split} | {metric} | {cells[0]} | {cells[1]} | {' / '.join(epochs)} |")
 EOF
 mv runs/pretrain_vs_scratch.md.tmp runs/pretrain_vs_scratch.md

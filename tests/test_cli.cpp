@@ -22,6 +22,18 @@ RunResult run(const std::string& args, const std::string& stdin_text = "") { ret
 
 std::string model() { return shared_path("fixtures/reference-bert/model"); }
 
+// A JSONL file of n two-label examples ("the film was great" / "awful") for the train tests.
+std::string tiny_sentiment_data(const std::string& name, int n) {
+  const std::string path = tmp(name);
+  std::ofstream f(path);
+  for (int i = 0; i < n; ++i)
+    f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
+  return path;
+}
+
+// A from-scratch model small enough for a train test to take seconds.
+const std::string kTinyModel = " --hidden 16 --layers 1 --heads 2 --intermediate 32 --max-length 16 --batch-size 8 --seed 3";
+
 }  // namespace
 
 TEST(Cli, PredictOutputsLabelsLogitsAndProbs) {
@@ -122,15 +134,10 @@ TEST(Cli, ExplainListShowsEveryMethodAndItsParameters) {
 // scratch, then predict and evaluate with the result) and attattr heads | prune | tree | triggers.
 TEST(Cli, TrainPredictEvaluateOnATinySet) {
   SALIENT_REQUIRE_SHARED(model());
-  const std::string data = tmp("tiny.jsonl");
-  {
-    std::ofstream f(data);
-    for (int i = 0; i < 24; ++i)
-      f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
-  }
+  const std::string data = tiny_sentiment_data("tiny.jsonl", 24);
   const std::string out = tmp("tiny_model");
-  auto r = run("train --train " + data + " --dev " + data + " --out " + out + " --vocab " + model() +
-               " --hidden 16 --layers 1 --heads 2 --intermediate 32 --max-length 16 --epochs 2 --batch-size 8 --seed 3");
+  auto r = run("train --train " + data + " --dev " + data + " --out " + out + " --vocab " + model() + kTinyModel +
+               " --epochs 2");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j.contains("accuracy") && j.contains("best_epoch"));
@@ -152,16 +159,11 @@ TEST(Cli, TrainPredictEvaluateOnATinySet) {
 // from_pretrained's config overrides), and the fine-tuned model's config.json says which.
 TEST(Cli, TrainInitKeepsTheShapeAndReplacesDropoutOnlyWhenGiven) {
   SALIENT_REQUIRE_SHARED(model());
-  const std::string data = tmp("tiny_init.jsonl");
-  {
-    std::ofstream f(data);
-    for (int i = 0; i < 16; ++i)
-      f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
-  }
+  const std::string data = tiny_sentiment_data("tiny_init.jsonl", 16);
   const std::string tiny = " --max-length 16 --epochs 1 --batch-size 8 --seed 3";
   const std::string base = tmp("init_base");
-  auto r = run("train --train " + data + " --dev " + data + " --out " + base + " --vocab " + model() +
-               " --hidden 16 --layers 1 --heads 2 --intermediate 32 --dropout 0 --attention-dropout 0.05" + tiny);
+  auto r = run("train --train " + data + " --dev " + data + " --out " + base + " --vocab " + model() + kTinyModel +
+               " --epochs 1 --dropout 0 --attention-dropout 0.05");
   ASSERT_EQ(r.code, 0) << r.err;
   auto dropouts = [](const std::string& dir) {
     auto c = nlohmann::json::parse(salient::read_file(dir + "/config.json"));
@@ -194,14 +196,8 @@ TEST(Cli, TrainInitKeepsTheShapeAndReplacesDropoutOnlyWhenGiven) {
 // error with no model written.
 TEST(Cli, TrainTimeCapRecordsNoEmptyEpoch) {
   SALIENT_REQUIRE_SHARED(model());
-  const std::string data = tmp("tiny_cap.jsonl");
-  {
-    std::ofstream f(data);
-    for (int i = 0; i < 16; ++i)
-      f << "{\"text\": \"the film was " << (i % 2 ? "great" : "awful") << "\", \"label\": " << i % 2 << "}\n";
-  }
-  const std::string args = "train --train " + data + " --dev " + data + " --vocab " + model() +
-                           " --hidden 16 --layers 1 --heads 2 --intermediate 32 --max-length 16 --epochs 3 --batch-size 8 --seed 3";
+  const std::string data = tiny_sentiment_data("tiny_cap.jsonl", 16);
+  const std::string args = "train --train " + data + " --dev " + data + " --vocab " + model() + kTinyModel + " --epochs 3";
   const std::string out = tmp("cap_model");
   auto r = run(args + " --out " + out + " --stop-after-epoch 1");
   ASSERT_EQ(r.code, 0) << r.err;
