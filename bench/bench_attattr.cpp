@@ -13,6 +13,7 @@
 #include "attattr/attribution.h"
 #include "bench_common.h"
 #include "model/classifier.h"
+#include "util/memory.h"
 #include "util/runtime.h"
 
 using namespace salient;
@@ -187,6 +188,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_attattr: --repeats must be at least 1\n");
     return 2;
   }
+  retain_freed_memory();  // as the CLI does (SALIENT_RETAIN_MEMORY=0: glibc's defaults)
   threads = set_threads(threads);
   double peak = bench::matmul_peak_gflops();
   std::printf("threads %d, BLAS %s, measured sgemm peak %.1f GFLOP/s\n", threads, blas_info().library.c_str(), peak);

@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/io.h"
 #include "util/memory.h"
+#include "util/memory.h"
 #include "util/runtime.h"
 
 using namespace salient;
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
       else if (!a.empty() && a[0] == '-') throw salient::Error("unknown option '" + a + "' (see --help)");
       else dirs.push_back(a);
     }
+    retain_freed_memory();  // as the CLI does (SALIENT_RETAIN_MEMORY=0: glibc's defaults)
     set_threads(threads);
     std::printf("threads %d\n", current_threads());
     if (bert_base_ig) {

@@ -7,6 +7,7 @@
 
 #include "bench_common.h"
 #include "model/checkpoint.h"
+#include "util/memory.h"
 #include "util/runtime.h"
 
 using namespace salient;
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
       return 2;
     } else dirs.push_back(a);
   }
+  retain_freed_memory();  // as the CLI does (SALIENT_RETAIN_MEMORY=0: glibc's defaults)
   threads = set_threads(threads);
   BlasInfo blas = blas_info();
   double peak = bench::matmul_peak_gflops(only_base_128 ? 768 : 1536);

@@ -10,6 +10,7 @@
 
 #include "bench_common.h"
 #include "smat/meta.h"
+#include "util/memory.h"
 #include "util/runtime.h"
 
 using namespace salient;
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  retain_freed_memory();  // as the CLI does (SALIENT_RETAIN_MEMORY=0: glibc's defaults)
   threads = set_threads(threads);
   nlohmann::json cfg = {{"model_type", "bert"},          {"vocab_size", 30522},          {"hidden_size", hidden},
                         {"num_hidden_layers", layers},   {"num_attention_heads", heads}, {"intermediate_size", 4 * hidden},

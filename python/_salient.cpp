@@ -22,6 +22,7 @@
 #include "sst/evaluate.h"
 #include "sst/train.h"
 #include "util/io.h"
+#include "util/memory.h"
 #include "util/not_found.h"
 #include "util/runtime.h"
 
@@ -288,6 +289,8 @@ PYBIND11_MODULE(_salient, m) {
   // the default at import so that a call costs what the same call costs in the CLI.
   m.def("set_threads", [](int n) { return salient::set_threads(n); }, py::arg("n") = 0);
   m.def("threads", [] { return salient::current_threads(); });
+  // Process-wide malloc setting (util/memory.h); not applied at import, since it is the host's process.
+  m.def("retain_freed_memory", [] { return salient::retain_freed_memory(); });
 
   py::class_<salient::Model>(m, "Model")
       .def_static(

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <set>
 #include <thread>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include "data/dataset.h"
@@ -19,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/memory.h"
 #include "util/error.h"
+#include "util/sanitizer.h"
 #include "util/io.h"
 
 using salient::Dataset;
@@ -710,6 +712,29 @@ TEST(Memory, SamplerSeesLiveAndFreedAllocations) {
   }
   salient::PeakMemorySampler idle;
   EXPECT_LT(idle.stop(), 1.0);
+}
+
+// retain_freed_memory (util/memory.h): a large block freed by one tensor serves the next without
+// going back to the kernel, so filling the next one takes no page faults (glibc's default unmaps
+// it: a fault per 4 KiB page, 16,384 for these 64 MiB). The setting is process-wide and stays on.
+TEST(Memory, RetainFreedMemoryReusesLargeBlocksWithoutPageFaults) {
+  ::setenv("SALIENT_RETAIN_MEMORY", "yes", 1);
+  EXPECT_ERROR(salient::retain_freed_memory(), "SALIENT_RETAIN_MEMORY: 'yes' is not 0");
+  ::setenv("SALIENT_RETAIN_MEMORY", "0", 1);
+  EXPECT_FALSE(salient::retain_freed_memory());
+  ::unsetenv("SALIENT_RETAIN_MEMORY");
+#if defined(__GLIBC__) && !SALIENT_ASAN
+  ASSERT_TRUE(salient::retain_freed_memory());
+  auto faults_to_fill = [] {
+    struct rusage before {}, after {};
+    ::getrusage(RUSAGE_SELF, &before);
+    { std::vector<char> block(64 << 20, 1); }
+    ::getrusage(RUSAGE_SELF, &after);
+    return after.ru_minflt - before.ru_minflt;
+  };
+  faults_to_fill();                   // the heap grows once
+  EXPECT_LT(faults_to_fill(), 1000);  // then the freed block is reused
+#endif
 }
 
 // Sharded runs (src/dist/shards.h): chunks are contiguous batches in input order, every item in

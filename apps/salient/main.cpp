@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "dist/world.h"
+#include "util/memory.h"
 #include "util/progress.h"
 #include "util/runtime.h"
 
@@ -46,6 +47,7 @@ void check_command_words(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  retain_freed_memory();  // before any tensor: large ones are then reused, not re-faulted (util/memory.h)
   CLI::App app{"salient: why did this transformer predict that?"};
   app.require_subcommand(1);
   int threads = 0;

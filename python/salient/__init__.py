@@ -22,7 +22,7 @@ import numpy as _np
 
 from . import _salient
 
-__all__ = ["set_threads", "threads", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
+__all__ = ["set_threads", "threads", "retain_freed_memory", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
            "metrics", "evaluate", "faithfulness", "plausibility", "benchmark", "attattr", "expnet", "sst", "smat"]
 
 
@@ -97,6 +97,15 @@ def set_threads(n=0):
 def threads():
     """Threads salient's C++ work uses now."""
     return _salient.threads()
+
+
+def retain_freed_memory():
+    """Keep memory freed by large tensors in this process for the next ones, as the CLI does
+    (glibc otherwise returns it to the kernel and the next large tensor faults in fresh pages:
+    up to 2.9x slower on long batched inputs, docs/PERFORMANCE.md). Process-wide, so not done at
+    import; the process's resident size then stays at its peak. $SALIENT_RETAIN_MEMORY=0 turns it
+    off. Returns whether it is on."""
+    return _salient.retain_freed_memory()
 
 
 set_threads(0)

@@ -9,6 +9,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -58,6 +59,19 @@ int64_t allocated_bytes() {
 #endif
 }
 
+bool retain_freed_memory() {
+  const char* env = std::getenv("SALIENT_RETAIN_MEMORY");
+  const std::string value = env ? env : "1";
+  if (value != "0" && value != "1") fail("SALIENT_RETAIN_MEMORY: '{}' is not 0 (glibc's defaults) or 1 (retain)", value);
+  if (value == "0") return false;
+#if defined(__GLIBC__) && !SALIENT_ASAN
+  // Both are needed: without mmap, freed blocks still leave through the trimmed heap top.
+  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1;
+#else
+  return false;  // another allocator (or the sanitizer's) manages its own reuse
+#endif
+}
+
 int64_t available_memory_bytes() {
   int64_t available = mem_available();
   // cgroup v2, then v1 (whose "no limit" is a huge number, beyond any MemAvailable).
@@ -70,6 +84,10 @@ int64_t available_memory_bytes() {
     if (available < 0 || room < available) available = room;
     break;
   }
+#if defined(__GLIBC__) && !SALIENT_ASAN && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  // Freed memory that malloc keeps (all of it after retain_freed_memory) serves new tensors too.
+  if (available >= 0) available += static_cast<int64_t>(mallinfo2().fordblks);
+#endif
   return available;
 }
 

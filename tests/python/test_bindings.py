@@ -252,3 +252,21 @@ def test_threads_default_to_the_clis(salient_bin):
         salient.set_threads(0)
     with pytest.raises(ValueError):
         salient.set_threads(-1)
+
+
+def test_retain_freed_memory_is_opt_in_and_checks_its_variable():
+    # Process-wide, so each case runs in its own interpreter (the environment carries the package path).
+    import os
+    import subprocess
+    code = "import salient; print(salient.retain_freed_memory())"
+    def run(value):
+        env = dict(os.environ)
+        env.pop("SALIENT_RETAIN_MEMORY", None)
+        if value is not None:
+            env["SALIENT_RETAIN_MEMORY"] = value
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run(None).stdout.strip() == "True"
+    assert run("1").stdout.strip() == "True"
+    assert run("0").stdout.strip() == "False"
+    bad = run("yes")
+    assert bad.returncode != 0 and "SALIENT_RETAIN_MEMORY: 'yes' is not 0" in bad.stderr
