@@ -10,8 +10,9 @@
 # env: SUFFIXES (-pre-d0-lr1e-3,-scratch4): models/<task><suffix> for sst2, hatexplain, eraser;
 #      BIN (build/salient), SEEDS (0,1,2), BUDGET (90 s per baseline and held-out task),
 #      BASELINES (every registered post-hoc explainer but lime and kernel_shap: on these 4 x 256 models
-#      a first chunk of 8 ERASER documents alone would take each over an hour, and the budget, checked
-#      between chunks, drops them on every task anyway; docs/pretraining.md).
+#      a first chunk of 8 ERASER documents alone would take about 2 hours (LIME) and 50 minutes
+#      (KernelSHAP), and the budget, checked between chunks, drops them on every task anyway;
+#      docs/pretraining.md).
 # Outputs: runs/expnet/loto3-paper<suffix>/ and loto3-variant<suffix>/ (evaluate.json, report.md) and runs/attattr/sst2<suffix>/
 # (heads.json, prune.{json,md,svg}). A finished output is not redone; the ExpNet units resume.
 set -euo pipefail
