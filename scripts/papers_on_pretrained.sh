@@ -31,18 +31,16 @@ for s in "${suffixes[@]}"; do
   done
 done
 
-expnet() {  # $1 = suffix
-  local out=runs/expnet/loto3-paper$1
-  "$BIN" --threads 1 --quiet expnet evaluate --task "sst2=models/sst2$1" --task "hatexplain=models/hatexplain$1" \
-    --task "eraser=models/eraser$1" --seeds "$SEEDS" --baselines "$BASELINES" --max-test 200 --tune-examples 60 \
-    --baseline-budget "$BUDGET" --scale raw --head-pool none --out "$out" > "$out.log" 2>&1
+# ExpNet's leave-one-task-out evaluation on the three tasks' models of suffix $1 into $2; $3...: options.
+expnet_evaluate() {
+  local suffix=$1 out=$2
+  shift 2
+  "$BIN" --threads 1 --quiet expnet evaluate --task "sst2=models/sst2$suffix" --task "hatexplain=models/hatexplain$suffix" \
+    --task "eraser=models/eraser$suffix" --seeds "$SEEDS" --max-test 200 "$@" --out "$out" > "$out.log" 2>&1
 }
-
-variant() {  # $1 = suffix
-  local out=runs/expnet/loto3-variant$1
-  "$BIN" --threads 1 --quiet expnet evaluate --task "sst2=models/sst2$1" --task "hatexplain=models/hatexplain$1" \
-    --task "eraser=models/eraser$1" --seeds "$SEEDS" --baselines none --max-test 200 --out "$out" > "$out.log" 2>&1
-}
+expnet() { expnet_evaluate "$1" "runs/expnet/loto3-paper$1" --baselines "$BASELINES" --tune-examples 60 \
+  --baseline-budget "$BUDGET" --scale raw --head-pool none; }
+variant() { expnet_evaluate "$1" "runs/expnet/loto3-variant$1" --baselines none; }
 
 attattr() {  # $1 = suffix; the last layer's top-k heads are pruned too, as docs/attattr.md does
   local out=runs/attattr/sst2$1 model=models/sst2$1 last
@@ -53,13 +51,14 @@ attattr() {  # $1 = suffix; the last layer's top-k heads are pruned too, as docs
     --out "$out/prune.json" --svg "$out/prune.svg" --markdown "$out/prune.md"
 }
 
+wants() { [ "$what" = all ] || [ "$what" = "$1" ]; }  # is part $1 asked for?
 mkdir -p runs/expnet runs/attattr
 pids=()
 for s in "${suffixes[@]}"; do
   (
-    if [ "$what" = all ] || [ "$what" = expnet ]; then expnet "$s"; fi
-    if [ "$what" = all ] || [ "$what" = variant ]; then variant "$s"; fi
-    if [ "$what" = all ] || [ "$what" = attattr ]; then attattr "$s"; fi
+    for part in expnet variant attattr; do
+      if wants $part; then $part "$s"; fi
+    done
   ) &
   pids+=($!)
 done
@@ -67,7 +66,7 @@ status=0
 for p in "${pids[@]}"; do wait "$p" || status=$?; done
 [ $status -eq 0 ] || { echo "a run failed (ExpNet logs: runs/expnet/loto3-*.log; AttAttr: the messages above)" >&2; exit 1; }
 for s in "${suffixes[@]}"; do
-  case $what in all|expnet) echo "ExpNet, the paper's configuration$s: runs/expnet/loto3-paper$s/report.md" ;; esac
-  case $what in all|variant) echo "ExpNet, salient's variant$s: runs/expnet/loto3-variant$s/report.md" ;; esac
-  case $what in all|attattr) echo "AttAttr$s:"; cat "runs/attattr/sst2$s/prune.md" ;; esac
+  if wants expnet; then echo "ExpNet, the paper's configuration$s: runs/expnet/loto3-paper$s/report.md"; fi
+  if wants variant; then echo "ExpNet, salient's variant$s: runs/expnet/loto3-variant$s/report.md"; fi
+  if wants attattr; then echo "AttAttr$s:"; cat "runs/attattr/sst2$s/prune.md"; fi
 done

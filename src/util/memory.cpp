@@ -7,6 +7,13 @@
 // The sanitizer runtime's own count (clang's <sanitizer/allocator_interface.h>; GCC ships no header).
 extern "C" size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
+// Whether glibc's malloc is the one in use (not the sanitizer's), and whether it has mallinfo2 (2.33+).
+#if defined(__GLIBC__) && !SALIENT_ASAN
+#define SALIENT_GLIBC_MALLOC
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
+#define SALIENT_MALLINFO2
+#endif
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -51,7 +58,7 @@ int64_t allocated_bytes() {
 #if SALIENT_ASAN
   // Under AddressSanitizer malloc is its allocator, which glibc's statistics do not see.
   return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
-#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#elif defined(SALIENT_MALLINFO2)
   const struct mallinfo2 m = mallinfo2();
   return static_cast<int64_t>(m.uordblks + m.hblkhd);
 #else
@@ -64,7 +71,7 @@ bool retain_freed_memory() {
   const std::string value = env ? env : "1";
   if (value != "0" && value != "1") fail("SALIENT_RETAIN_MEMORY: '{}' is not 0 (glibc's defaults) or 1 (retain)", value);
   if (value == "0") return false;
-#if defined(__GLIBC__) && !SALIENT_ASAN
+#ifdef SALIENT_GLIBC_MALLOC
   // Both are needed: without mmap, freed blocks still leave through the trimmed heap top.
   return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1;
 #else
@@ -84,7 +91,7 @@ int64_t available_memory_bytes() {
     if (available < 0 || room < available) available = room;
     break;
   }
-#if defined(__GLIBC__) && !SALIENT_ASAN && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#ifdef SALIENT_MALLINFO2
   // Freed memory that malloc keeps (all of it after retain_freed_memory) serves new tensors too.
   if (available >= 0) available += static_cast<int64_t>(mallinfo2().fordblks);
 #endif
