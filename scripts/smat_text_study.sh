@@ -5,7 +5,8 @@
 # Resumable: the teacher and every finished student run are kept and skipped on a rerun.
 # Usage: scripts/smat_text_study.sh            (env: SIZES, SEEDS, EXPLAINERS, THREADS, OUT, TEACHER_MINUTES,
 #        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's,
-#        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`)
+#        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
+#        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -33,5 +34,6 @@ fi
 # 3. The study (the paper's student settings are salient's defaults).
 INIT=()
 [ -n "${STUDENT_INIT:-}" ] && INIT=(--student-init "$STUDENT_INIT")
-"$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
+read -r -a MPI_PREFIX <<< "${MPI:-}"
+${MPI_PREFIX[@]+"${MPI_PREFIX[@]}"} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
   --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "${STUDY:-$OUT/study}" "$@"

@@ -100,6 +100,9 @@ TEST(Cli, BadInputsGiveOneLineErrorsAndNoPartialOutput) {
   expect_one_line_error(run("predict --model " + model(), "{\"label\": 1}\n"), "text");
   expect_one_line_error(run("tokenize --model " + model() + " --truncation sideways", "x\n"), "sideways");
   expect_one_line_error(run("predict --model " + model() + " --batch-size 0", "x\n"), "--batch-size");
+  expect_one_line_error(run("benchmark --model " + model() + " --data sst2:dev --methods random --metrics simulability"
+                            " --sim-beta -1 --out " + tmp("bm")), "--sim-beta");
+  EXPECT_FALSE(salient::dir_exists(tmp("bm")));
   // Malformed dataset row, named by file and line.
   std::string bad = tmp("bad.jsonl");
   salient::write_file_atomic(bad, "{\"text\": \"good\", \"label\": 0}\n{\"text\": \"oops\", \"label\": [1]}\n");

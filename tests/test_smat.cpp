@@ -704,6 +704,9 @@ TEST(Benchmark, SimulabilityMetricRunsTheStudyForRegisteredMethods) {
   o.simulability.temperature = 0;
   EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("--sim-temperature"), std::string::npos);
   o.simulability.temperature = 0.2;
+  o.simulability.student.beta = -2;
+  EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("--sim-beta"), std::string::npos);
+  o.simulability.student.beta = -1;
   o.simulability.student.optimizer = OptimizerKind::Sgd;  // other settings in the same directory
   EXPECT_NE(test::error_of([&] { run_benchmark(o); }).find("other settings"), std::string::npos);
   EXPECT_NE(test::error_of([] { parse_teacher_explainer("registered:nope", "--explainers"); }).find("unknown explainer"),

@@ -261,6 +261,8 @@ struct BenchmarkArgs {
   MethodArgs m;
   SimulabilityOptions sim;
   std::string sim_sizes = "500", sim_seeds = "0,9,11,30,69", sim_optimizer = "sgd", sim_early_stopping = "loss";
+  double sim_beta = -1;  // not given: the paper's default for each method's family
+  CLI::Option* sim_beta_option = nullptr;
   std::vector<CLI::Option*> sim_options;
   bool sim_given() const {
     for (const CLI::Option* opt : sim_options)
@@ -300,6 +302,10 @@ void run_benchmark_command(const BenchmarkArgs& a) {
   if (a.sim_early_stopping != "loss" && a.sim_early_stopping != "accuracy")
     fail("--sim-early-stopping: must be loss or accuracy, got '{}'", a.sim_early_stopping);
   o.simulability.student.select_by_accuracy = a.sim_early_stopping == "accuracy";
+  if (a.sim_beta_option->count() > 0) {
+    if (!(a.sim_beta >= 0) || !std::isfinite(a.sim_beta)) fail("--sim-beta: must be ≥ 0, got {}", a.sim_beta);
+    o.simulability.student.beta = a.sim_beta;
+  }
   if (std::find(o.metrics.begin(), o.metrics.end(), "simulability") == o.metrics.end()) {
     const bool given = a.sim_given();
     if (given) fail("--sim-*: simulability options given but --metrics has no 'simulability'");
@@ -352,7 +358,9 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
       bm_cmd->add_option("--sim-max-epochs", bm.sim.student.max_epochs, "simulability: student epochs at most"),
       bm_cmd->add_option("--sim-patience", bm.sim.student.patience, "simulability: epochs without improvement before stopping"),
       bm_cmd->add_option("--sim-early-stopping", bm.sim_early_stopping, "simulability: keep the epoch by valid loss or accuracy"),
-      bm_cmd->add_option("--sim-temperature", bm.sim.temperature, "simulability: softmax temperature over score / max|score|")};
+      bm_cmd->add_option("--sim-temperature", bm.sim.temperature, "simulability: softmax temperature over score / max|score|"),
+      bm.sim_beta_option = bm_cmd->add_option("--sim-beta", bm.sim_beta,
+                         "simulability: weight of the explanation loss (default: 5 for the attention family, 0.2 otherwise)")};
 
   commands.push_back({ex_cmd, [] { run_explain(ex); }});
   commands.push_back({bm_cmd, [] { run_benchmark_command(bm); }});

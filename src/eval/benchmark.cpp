@@ -120,6 +120,8 @@ namespace {
 std::string run_simulability(const BenchmarkOptions& a) {
   if (!(a.simulability.temperature > 0) || !std::isfinite(a.simulability.temperature))
     fail("--sim-temperature: must be > 0, got {}", a.simulability.temperature);
+  const double beta = a.simulability.student.beta;  // -1: the paper's default for the method's family
+  if (!std::isfinite(beta) || (beta < 0 && beta != -1)) fail("--sim-beta: must be ≥ 0, got {}", beta);
   smat::StudyOptions so;
   so.setup.teacher = a.model_dir;
   so.setup.pool = a.data_spec;
