@@ -6,7 +6,7 @@
 # `salient pretrain` and by an independent PyTorch eager implementation (bench/pretrain_eager.py
 # --corpus), and their held-out MLM loss and accuracy are printed side by side.
 #   scripts/mlm_copy_task.sh [STEPS=2000]      (env BIN, OUT=runs/mlm_copy_task, THREADS=1)
-# Recipe probes (salient only with EAGER=0): LR=1e-3 WARMUP=0.06 DROPOUT=0.1 BATCH=32 LAYERS=2.
+# Recipe probes (salient only with EAGER=0): LR=1e-3 WARMUP=0.06 DROPOUT=0.1 BATCH=32 LAYERS=2 MAXLEN=64.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-2000}
@@ -18,6 +18,7 @@ WARMUP=${WARMUP:-0.06}
 DROPOUT=${DROPOUT:-0.1}
 BATCH=${BATCH:-32}
 LAYERS=${LAYERS:-2}
+MAXLEN=${MAXLEN:-64}
 EAGER=${EAGER:-1}
 SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 VOCAB=$SHARED/data/bert_base_uncased_tokenizer/vocab.txt
@@ -32,7 +33,7 @@ with open(sys.argv[2], "w") as f:
         s = [random.choice(words) for _ in range(6)]
         f.write(" ".join(s + s) + "\n")
 PY
-SHAPE=(--layers "$LAYERS" --hidden 64 --heads 4 --intermediate 256 --max-length 64 --batch-size "$BATCH")
+SHAPE=(--layers "$LAYERS" --hidden 64 --heads 4 --intermediate 256 --max-length "$MAXLEN" --batch-size "$BATCH")
 "$BIN" --threads "$THREADS" --quiet pretrain --corpus "$OUT/copy.txt" --vocab "$(dirname "$VOCAB")" --out "$OUT/salient" \
   "${SHAPE[@]}" --lr "$LR" --warmup "$WARMUP" --dropout "$DROPOUT" --max-steps "$STEPS" --eval-every 250 --seed 1 \
   > "$OUT/salient.json"

@@ -3,7 +3,8 @@
 # train texts of every task, GCIDE and WordNet glosses, dev/test texts removed) and BERT MLM at the default shape
 # (4 layers, hidden 256, 8 heads, intermediate 1024, 128 tokens, batch 32).
 #   scripts/pretrain.sh [MAX_STEPS] [MAX_MINUTES]     → models/pretrained (resumes when re-run)
-# Recipe (env): LR, DROPOUT, and the shape LAYERS, HIDDEN, HEADS, INTERMEDIATE (unset: salient pretrain's defaults),
+# Recipe (env): LR, DROPOUT, MAXLEN (--max-length), BATCH, and the shape LAYERS, HIDDEN, HEADS, INTERMEDIATE
+#   (unset: salient pretrain's defaults),
 #   OUT=models/pretrained, RUNS=runs (pretrain.json/.log), THREADS=2.
 # Then: INIT=models/pretrained scripts/train_models.sh   → models/<task>-pretrained
 set -euo pipefail
@@ -19,7 +20,7 @@ mkdir -p models/corpus "$RUNS"
 trap 'rm -f "$RUNS/pretrain.json.tmp"' EXIT  # a failed run leaves no partial pretrain.json
 "$BIN" --quiet corpus build -o models/corpus/corpus.txt > "$RUNS/corpus.json"
 "$BIN" --threads "${THREADS:-2}" pretrain --corpus models/corpus/corpus.txt --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
-  --out "$OUT" ${LR:+--lr "$LR"} ${DROPOUT:+--dropout "$DROPOUT"} \
+  --out "$OUT" ${LR:+--lr "$LR"} ${DROPOUT:+--dropout "$DROPOUT"} ${MAXLEN:+--max-length "$MAXLEN"} ${BATCH:+--batch-size "$BATCH"} \
   ${LAYERS:+--layers "$LAYERS"} ${HIDDEN:+--hidden "$HIDDEN"} ${HEADS:+--heads "$HEADS"} ${INTERMEDIATE:+--intermediate "$INTERMEDIATE"} --max-steps "$STEPS" --max-minutes "$MINUTES" --eval-every 250 --save-every 250 \
   --seed 13 --resume > "$RUNS/pretrain.json.tmp" 2> "$RUNS/pretrain.log"
 mv "$RUNS/pretrain.json.tmp" "$RUNS/pretrain.json"

@@ -7,7 +7,7 @@
 #      fine-tuning, also for an encoder pre-trained without dropout), PRE_SUFFIX (-pretrained),
 #      SCRATCH_SUFFIX (-scratch4), SCRATCH_LR (2e-4, the fine-tuning rate; see docs/pretraining.md).
 # The scratch side takes the encoder's shape from $INIT/config.json. Models: models/<task><suffix>,
-# held-out metrics: runs/test_<task><suffix>.json; the table: runs/pretrain_vs_scratch.md.
+# held-out metrics: runs/test_<task><suffix>.json; the table: $TABLE (default runs/pretrain_vs_scratch.md).
 # Resumable: train_models.sh resumes an interrupted run and a finished one is not redone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 [ -f "$INIT/config.json" ] || { echo "INIT: $INIT/config.json not found" >&2; exit 2; }
 PRE_SUFFIX=${PRE_SUFFIX:--pretrained}
 SCRATCH_SUFFIX=${SCRATCH_SUFFIX:--scratch4}
+TABLE=${TABLE:-runs/pretrain_vs_scratch.md}
 export DROPOUT=${DROPOUT:-0.1} THREADS=1
 shape() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$INIT/config.json" "$1"; }
 LAYERS=$(shape num_hidden_layers) HIDDEN=$(shape hidden_size) HEADS=$(shape num_attention_heads)
@@ -37,7 +38,7 @@ for t in "${tasks[@]}"; do
   [ $status -eq 0 ] || { echo "$t: a run failed (logs: runs/train_$t*.log)" >&2; exit 1; }
 done
 # The table: the reported metric of each task on its held-out split (train_models.sh's choice).
-python3 - "$PRE_SUFFIX" "$SCRATCH_SUFFIX" "$INIT" > runs/pretrain_vs_scratch.md.tmp <<'EOF'
+python3 - "$PRE_SUFFIX" "$SCRATCH_SUFFIX" "$INIT" > "$TABLE.tmp" <<'EOF'
 import json, os, sys
 pre, scratch, init = sys.argv[1:]
 held = {"sst2": ("sst2:test", "accuracy"), "cola": ("cola:ood", "mcc"),
@@ -51,5 +52,5 @@ for task, (split, metric) in held.items():
     epochs = [read(f"runs/train_{task}{suffix}.json", "best_epoch", "{}", "-") for suffix in (scratch, pre)]
     print(f"| {task} | {split} | {metric} | {cells[0]} | {cells[1]} | {' / '.join(epochs)} |")
 EOF
-mv runs/pretrain_vs_scratch.md.tmp runs/pretrain_vs_scratch.md
-cat runs/pretrain_vs_scratch.md
+mv "$TABLE.tmp" "$TABLE"
+cat "$TABLE"
