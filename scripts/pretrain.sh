@@ -21,7 +21,8 @@ trap 'rm -f "$RUNS/pretrain.json.tmp"' EXIT  # a failed run leaves no partial pr
 "$BIN" --quiet corpus build -o models/corpus/corpus.txt > "$RUNS/corpus.json"
 "$BIN" --threads "${THREADS:-2}" pretrain --corpus models/corpus/corpus.txt --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
   --out "$OUT" ${LR:+--lr "$LR"} ${DROPOUT:+--dropout "$DROPOUT"} ${MAXLEN:+--max-length "$MAXLEN"} ${BATCH:+--batch-size "$BATCH"} \
-  ${LAYERS:+--layers "$LAYERS"} ${HIDDEN:+--hidden "$HIDDEN"} ${HEADS:+--heads "$HEADS"} ${INTERMEDIATE:+--intermediate "$INTERMEDIATE"} --max-steps "$STEPS" --max-minutes "$MINUTES" --eval-every 250 --save-every 250 \
+  ${LAYERS:+--layers "$LAYERS"} ${HIDDEN:+--hidden "$HIDDEN"} ${HEADS:+--heads "$HEADS"} ${INTERMEDIATE:+--intermediate "$INTERMEDIATE"} \
+  --max-steps "$STEPS" --max-minutes "$MINUTES" --eval-every 250 --save-every 250 \
   --seed 13 --resume > "$RUNS/pretrain.json.tmp" 2> "$RUNS/pretrain.log"
 mv "$RUNS/pretrain.json.tmp" "$RUNS/pretrain.json"
 cat "$RUNS/pretrain.json"
