@@ -15,7 +15,7 @@ OUT=${OUT:-runs/smat-simulability}
 SEEDS=${SEEDS:-0,9,11}
 # Every post-hoc method of src/explain/registry.inc (the learned expnet, sst and smat need artifacts).
 METHODS=${METHODS:-random,saliency,grad_x_input,ig,occlusion,raw_attention,attention_mean,attention_mean_last,rollout,attention_gradcam,cam,gae,attcat,lrp_partial,lrp_full,transformer_attribution,mgae,lime,kernel_shap}
-read -r -a MPI_PREFIX <<< "${MPI:-}"
-${MPI_PREFIX[@]+"${MPI_PREFIX[@]}"} "$BIN" --threads "$THREADS" --quiet benchmark --model "${TEACHER:-models/sst2-teacher}" --data runs/smat/split/pool.jsonl \
+# shellcheck disable=SC2086  # MPI is a command prefix: split into its words
+${MPI:-} "$BIN" --threads "$THREADS" --quiet benchmark --model "${TEACHER:-models/sst2-teacher}" --data runs/smat/split/pool.jsonl \
   --methods "$METHODS" --metrics simulability --sim-sizes 500 --sim-seeds "$SEEDS" \
   --sim-optimizer adamw --sim-lr 3e-4 --sim-early-stopping accuracy --out "$OUT" "$@"

@@ -34,6 +34,6 @@ fi
 # 3. The study (the paper's student settings are salient's defaults).
 INIT=()
 [ -n "${STUDENT_INIT:-}" ] && INIT=(--student-init "$STUDENT_INIT")
-read -r -a MPI_PREFIX <<< "${MPI:-}"
-${MPI_PREFIX[@]+"${MPI_PREFIX[@]}"} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
+# shellcheck disable=SC2086  # MPI is a command prefix: split into its words
+${MPI:-} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
   --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "${STUDY:-$OUT/study}" "$@"

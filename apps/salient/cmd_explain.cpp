@@ -302,7 +302,7 @@ void run_benchmark_command(const BenchmarkArgs& a) {
   if (a.sim_early_stopping != "loss" && a.sim_early_stopping != "accuracy")
     fail("--sim-early-stopping: must be loss or accuracy, got '{}'", a.sim_early_stopping);
   o.simulability.student.select_by_accuracy = a.sim_early_stopping == "accuracy";
-  if (a.sim_beta_option->count() > 0) {
+  if (a.sim_beta_option->count() > 0) {  // checked here too: the library reads -1 as "the family's default"
     if (!(a.sim_beta >= 0) || !std::isfinite(a.sim_beta)) fail("--sim-beta: must be ≥ 0, got {}", a.sim_beta);
     o.simulability.student.beta = a.sim_beta;
   }
