@@ -283,6 +283,40 @@ TEST(Meta, GradientThroughThePilotStepMatchesFiniteDifferences) {
   EXPECT_TRUE(!g0.defined() || g0.abs().max().item<double>() == 0.0);
 }
 
+TEST(Meta, StudentLossIsCrossEntropyPlusBetaKlFromOneForward) {
+  Transformer teacher = tiny_bert(1);
+  const SimulationBatch b = sim_batch(teacher, 3);
+  torch::manual_seed(6);
+  const torch::Tensor lambda = torch::randn({6}, torch::kFloat64), mu = torch::randn({6}, torch::kFloat64);
+  // L = CE(student logits, teacher labels) + β · mean_b KL(teacher explanation ‖ student explanation).
+  auto direct = [&](const torch::Tensor& logits, const HeadScores& student_scores) {
+    const torch::Tensor t = head_explanation(normalize(lambda, Normalizer::Sparsemax), b.teacher_scores);
+    const torch::Tensor s = head_explanation(normalize(mu, Normalizer::Sparsemax), student_scores);
+    const torch::Tensor kl = torch::where(t > 0, t * (t.log() - s.log()), torch::zeros_like(t)).sum(-1).mean();
+    return torch::cross_entropy_loss(logits, b.teacher_labels) + 5.0 * kl;
+  };
+  Student plain{tiny_bert(2), mu, {}};
+  EXPECT_NEAR(student_loss(plain, b, lambda, Normalizer::Sparsemax, 5.0).item<double>(),
+              direct(batch_logits(plain.model, b.batch), head_scores(plain.model, b.batch)).item<double>(), 1e-12);
+  // β = 0: the simulation loss alone.
+  EXPECT_NEAR(student_loss(plain, b, lambda, Normalizer::Sparsemax, 0.0).item<double>(),
+              torch::cross_entropy_loss(batch_logits(plain.model, b.batch), b.teacher_labels).item<double>(), 1e-12);
+  // With dropout in training mode both terms come from one forward, so from the same dropout draw.
+  nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", 60}, {"hidden_size", 12}, {"num_hidden_layers", 2},
+                        {"num_attention_heads", 3}, {"intermediate_size", 20}, {"max_position_embeddings", 16},
+                        {"hidden_dropout_prob", 0.3}, {"attention_probs_dropout_prob", 0.3}};
+  Student noisy{Transformer(ModelConfig::from_json(cfg, "cfg"), 2), mu, {}};
+  noisy.model.to(torch::kCPU, torch::kFloat64);
+  noisy.model.train();
+  torch::manual_seed(8);
+  const double got = student_loss(noisy, b, lambda, Normalizer::Sparsemax, 5.0).item<double>();
+  torch::manual_seed(8);
+  const HeadScores one = head_scores(noisy.model, b.batch);
+  EXPECT_NEAR(got, direct(one.logits, one).item<double>(), 1e-12);
+  torch::manual_seed(8);
+  EXPECT_GT(std::abs(got - direct(batch_logits(noisy.model, b.batch), head_scores(noisy.model, b.batch)).item<double>()), 1e-6);
+}
+
 TEST(StudentOptimizer, StepsEqualLibTorchsSgdAndAdamWWithClipping) {
   torch::manual_seed(7);
   const std::vector<torch::Tensor> start = {torch::randn({3, 4}, torch::kFloat64), torch::randn({5}, torch::kFloat64)};

@@ -18,6 +18,7 @@ HeadScores head_scores(const Transformer& model, const Batch& batch, const std::
   req.want_attention_logits = true;
   ForwardResult r = model.forward(req);
   HeadScores out;
+  out.logits = r.logits;
   out.real = batch.attention_mask.to(r.logits.device()).gt(0);
   // Mean over the real query rows i of logits[b, h, i, j] (the additive padding mask is only on keys).
   torch::Tensor rows = out.real.to(r.logits.scalar_type()).unsqueeze(1).unsqueeze(-1);  // [B, 1, L, 1]

@@ -18,6 +18,8 @@ namespace salient::smat {
 struct HeadScores {
   torch::Tensor scores;  // [B, heads of the chosen layers (layer-major), L]; 0 at padding keys
   torch::Tensor real;    // [B, L] bool: non-padding tokens
+  torch::Tensor logits;  // [B, labels]: the same forward's classifier output, so a caller that needs
+                         // both (the student's loss) runs the model once, with one dropout draw
 };
 // The heads of `layers` (empty: every layer), from one forward of the batch. Differentiable with
 // respect to the model's weights (the student is trained through it).

@@ -4,8 +4,7 @@ namespace salient::smat {
 
 namespace {
 
-torch::Tensor simulation_loss(const Transformer& model, const SimulationBatch& b) {
-  torch::Tensor logits = batch_logits(model, b.batch);
+torch::Tensor simulation_loss(const torch::Tensor& logits, const SimulationBatch& b) {
   if (b.teacher_values.defined())
     return torch::mse_loss(logits.select(1, 0), b.teacher_values.to(logits.device(), logits.scalar_type()));
   return torch::cross_entropy_loss(logits, b.teacher_labels.to(logits.device()));
@@ -13,12 +12,15 @@ torch::Tensor simulation_loss(const Transformer& model, const SimulationBatch& b
 
 torch::Tensor loss_with(const Transformer& model, const torch::Tensor& student_coefficients, const std::vector<int64_t>& layers,
                         const SimulationBatch& b, const torch::Tensor& teacher_coefficient_logits, Normalizer n, double beta) {
-  torch::Tensor loss = simulation_loss(model, b);
-  if (beta == 0 || (!b.teacher_explanation.defined() && !teacher_coefficient_logits.defined())) return loss;
+  if (beta == 0 || (!b.teacher_explanation.defined() && !teacher_coefficient_logits.defined()))
+    return simulation_loss(batch_logits(model, b.batch), b);
+  // One forward gives the student's logits and its head scores (one dropout draw for both terms).
+  const HeadScores scores = head_scores(model, b.batch, layers);
+  torch::Tensor loss = simulation_loss(scores.logits, b);
   torch::Tensor teacher = b.teacher_explanation.defined()
                               ? b.teacher_explanation.to(loss.device())
                               : head_explanation(normalize(teacher_coefficient_logits, n), b.teacher_scores);
-  torch::Tensor student = head_explanation(normalize(student_coefficients, n), head_scores(model, b.batch, layers));
+  torch::Tensor student = head_explanation(normalize(student_coefficients, n), scores);
   // KL(teacher ‖ student) over the real tokens, mean over the batch (0·log 0 = 0).
   torch::Tensor kl = torch::xlogy(teacher, teacher) - teacher * torch::log(student.clamp_min(1e-30));
   return loss + beta * kl.sum(-1).mean();
@@ -52,10 +54,12 @@ torch::Tensor meta_loss(const Student& s, const SimulationBatch& train, const Si
   const std::vector<torch::Tensor> next = optimizer.updated(params, grads);
   std::map<std::string, torch::Tensor> stepped;
   for (size_t i = 0; i < names.size(); ++i) stepped[names[i]] = next[i];
-  Transformer pilot = s.model.clone();
+  // A plain copy shares the student's tensors until set_weights rebinds every one of them to the
+  // stepped ones, so nothing is deep-copied and the student is left unchanged.
+  Transformer pilot = s.model;
   pilot.set_weights(std::move(stepped));
   pilot.eval();  // the validation loss without dropout, as the authors' code
-  return simulation_loss(pilot, valid);
+  return simulation_loss(batch_logits(pilot, valid.batch), valid);
 }
 
 }  // namespace salient::smat

@@ -131,8 +131,7 @@ std::vector<SimulationExample> annotate(const Classifier& teacher, const std::ve
     for (size_t i = b; i < e; ++i) part.push_back(&encodings[i]);
     Batch batch = make_batch(part, teacher.tokenizer.pad_id(), teacher.model.device());
     HeadScores hs = head_scores(teacher.model, batch);
-    torch::Tensor logits =
-        teacher.model.logits(batch.input_ids, batch.token_type_ids, batch.attention_mask).to(torch::kCPU, torch::kFloat64);
+    torch::Tensor logits = hs.logits.to(torch::kCPU, torch::kFloat64);
     torch::Tensor labels = logits.argmax(-1);
     const bool regression = teacher.model.config().num_labels == 1;
     torch::Tensor scores = hs.scores.to(torch::kCPU, torch::kFloat32);
@@ -160,7 +159,7 @@ std::vector<SimulationExample> annotate_images(const Transformer& teacher, const
     batch.pixel_values = vision::pixel_values(teacher, images.slice(0, b, e)).to(teacher.device());
     batch.attention_mask = torch::ones({e - b, L}, torch::TensorOptions(torch::kLong).device(teacher.device()));
     const HeadScores hs = head_scores(teacher, batch);
-    const torch::Tensor logits = batch_logits(teacher, batch).to(torch::kCPU, torch::kFloat64);
+    const torch::Tensor logits = hs.logits.to(torch::kCPU, torch::kFloat64);
     const torch::Tensor labels = logits.argmax(-1), scores = hs.scores.to(torch::kCPU, torch::kFloat32);
     const torch::Tensor pixels = batch.pixel_values.to(torch::kCPU);
     for (int64_t i = b; i < e; ++i) {
