@@ -211,10 +211,10 @@ TEST(HeadExplainer, CoefficientGradientMatchesFiniteDifferences) {
 // ---- the meta-gradient ----
 
 namespace {
-Transformer tiny_bert(uint64_t seed) {
+Transformer tiny_bert(uint64_t seed, double dropout = 0.0) {
   nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", 60}, {"hidden_size", 12}, {"num_hidden_layers", 2},
                         {"num_attention_heads", 3}, {"intermediate_size", 20}, {"max_position_embeddings", 16},
-                        {"hidden_dropout_prob", 0.0}, {"attention_probs_dropout_prob", 0.0}};
+                        {"hidden_dropout_prob", dropout}, {"attention_probs_dropout_prob", dropout}};
   Transformer m(ModelConfig::from_json(cfg, "cfg"), seed);
   m.to(torch::kCPU, torch::kFloat64);
   return m;
@@ -302,11 +302,7 @@ TEST(Meta, StudentLossIsCrossEntropyPlusBetaKlFromOneForward) {
   EXPECT_NEAR(student_loss(plain, b, lambda, Normalizer::Sparsemax, 0.0).item<double>(),
               torch::cross_entropy_loss(batch_logits(plain.model, b.batch), b.teacher_labels).item<double>(), 1e-12);
   // With dropout in training mode both terms come from one forward, so from the same dropout draw.
-  nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", 60}, {"hidden_size", 12}, {"num_hidden_layers", 2},
-                        {"num_attention_heads", 3}, {"intermediate_size", 20}, {"max_position_embeddings", 16},
-                        {"hidden_dropout_prob", 0.3}, {"attention_probs_dropout_prob", 0.3}};
-  Student noisy{Transformer(ModelConfig::from_json(cfg, "cfg"), 2), mu, {}};
-  noisy.model.to(torch::kCPU, torch::kFloat64);
+  Student noisy{tiny_bert(2, 0.3), mu, {}};
   noisy.model.train();
   torch::manual_seed(8);
   const double got = student_loss(noisy, b, lambda, Normalizer::Sparsemax, 5.0).item<double>();
