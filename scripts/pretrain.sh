@@ -5,7 +5,9 @@
 #   scripts/pretrain.sh [MAX_STEPS] [MAX_MINUTES]     → models/pretrained (resumes when re-run)
 # Recipe (env): LR, DROPOUT, MAXLEN (--max-length), BATCH, and the shape LAYERS, HIDDEN, HEADS, INTERMEDIATE
 #   (unset: salient pretrain's defaults),
-#   OUT=models/pretrained, RUNS=runs (pretrain.json/.log), THREADS=2.
+#   OUT=models/pretrained, RUNS=runs (pretrain.json/.log), THREADS=2, SEED=13.
+# Continued pre-training: FROM=DIR starts from that saved encoder (salient pretrain --init: its weights,
+#   its held-out slice, a fresh schedule; give it another SEED for other batches and masks).
 # Then: INIT=models/pretrained scripts/train_models.sh   → models/<task>-pretrained
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ trap 'rm -f "$RUNS/pretrain.json.tmp"' EXIT  # a failed run leaves no partial pr
 "$BIN" --threads "${THREADS:-2}" pretrain --corpus models/corpus/corpus.txt --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
   --out "$OUT" ${LR:+--lr "$LR"} ${DROPOUT:+--dropout "$DROPOUT"} ${MAXLEN:+--max-length "$MAXLEN"} ${BATCH:+--batch-size "$BATCH"} \
   ${LAYERS:+--layers "$LAYERS"} ${HIDDEN:+--hidden "$HIDDEN"} ${HEADS:+--heads "$HEADS"} ${INTERMEDIATE:+--intermediate "$INTERMEDIATE"} \
-  --max-steps "$STEPS" --max-minutes "$MINUTES" --eval-every 250 --save-every 250 \
-  --seed 13 --resume > "$RUNS/pretrain.json.tmp" 2> "$RUNS/pretrain.log"
+  ${FROM:+--init "$FROM"} --max-steps "$STEPS" --max-minutes "$MINUTES" --eval-every 250 --save-every 250 \
+  --seed "${SEED:-13}" --resume > "$RUNS/pretrain.json.tmp" 2> "$RUNS/pretrain.log"
 mv "$RUNS/pretrain.json.tmp" "$RUNS/pretrain.json"
 cat "$RUNS/pretrain.json"

@@ -251,6 +251,49 @@ TEST(Pretrain, TinyRunLowersHeldoutLossResumesExactlyAndSavesBertForMaskedLm) {
   std::filesystem::remove_all(b);
 }
 
+TEST(Pretrain, InitContinuesASavedEncoderOnItsHeldoutSlice) {
+  SALIENT_REQUIRE_SHARED(tokenizer_dir());
+  const std::string a = tmp_dir("init-a"), c = tmp_dir("init-c"), d = tmp_dir("init-d");
+  PretrainOptions oa = tiny_options(a);
+  oa.max_steps = 40;
+  const PretrainResult ra = pretrain_mlm(oa);
+  // Another seed (other batches and masks), the first run's held-out slice and evaluation masks.
+  PretrainOptions oc = tiny_options(c);
+  oc.init_dir = a;
+  oc.seed = 6;
+  oc.max_steps = 40;
+  const PretrainResult rc = pretrain_mlm(oc);
+  EXPECT_EQ(rc.heldout_sequences, ra.heldout_sequences);
+  EXPECT_DOUBLE_EQ(rc.history.front().loss, ra.history.back().loss);  // step 0 is the saved encoder
+  EXPECT_LT(rc.history.back().loss, rc.history.front().loss - 0.05);
+  const nlohmann::json settings = parse_json_file(join_path(c, "pretrain.json")).at("settings");
+  EXPECT_EQ(settings.at("init"), a);
+  EXPECT_EQ(settings.at("split_seed"), 5);
+  // A continuation of a continuation keeps the first run's split, and starts where the second ended.
+  PretrainOptions od = tiny_options(d);
+  od.init_dir = c;
+  od.seed = 7;
+  od.max_steps = 1;
+  const PretrainResult rd = pretrain_mlm(od);
+  EXPECT_DOUBLE_EQ(rd.history.front().loss, rc.history.back().loss);
+  // The encoder's own weights are where it starts: with a zero learning rate nothing moves.
+  PretrainOptions oz = tiny_options(tmp_dir("init-z"));
+  oz.init_dir = a;
+  oz.max_steps = 1;
+  oz.lr = 1e-30;
+  pretrain_mlm(oz);
+  MlmModel ma = load_mlm_model(a), mz = load_mlm_model(oz.output_dir);
+  for (const auto& [name, t] : ma.model.weights())
+    if (!is_head_weight(name)) EXPECT_TRUE(torch::allclose(t, mz.model.weights().at(name), 0, 1e-20)) << name;
+  EXPECT_TRUE(torch::equal(ma.head.bias, mz.head.bias) || torch::allclose(ma.head.bias, mz.head.bias, 0, 1e-20));
+  // Another shape is refused, naming the flag.
+  PretrainOptions bad = tiny_options(tmp_dir("init-bad"));
+  bad.init_dir = a;
+  bad.layers = 3;
+  EXPECT_NE(test::error_of([&] { pretrain_mlm(bad); }).find("has --layers 2, but the options say 3"), std::string::npos);
+  for (const auto& dir : {a, c, d, oz.output_dir, bad.output_dir}) std::filesystem::remove_all(dir);
+}
+
 namespace {
 
 std::string test_data(const std::string& rel) { return std::string(SALIENT_TEST_DATA) + "/" + rel; }
@@ -460,6 +503,19 @@ TEST(PretrainCli, BadCorporaAndOptionsGiveOneLineErrors) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(file_exists(join_path(out, "pretrain.json")));
   EXPECT_EQ(nlohmann::json::parse(r.out)["steps"], 5);
+  // --init takes the encoder's shape for the flags not given; a given one that differs, a missing
+  // directory and another held-out split are one-line errors.
+  const std::string cont = tmp_dir("cli-init"), small = " --batch-size 8 --max-steps 2 --init " + out;
+  auto rc = run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + small);
+  ASSERT_EQ(rc.code, 0) << rc.err;
+  EXPECT_EQ(parse_json_file(join_path(cont, "config.json"))["hidden_size"], 16);
+  expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + "2" + small + " --heads 4"),
+                        "--init: " + out + " has --heads 2, but the options say 4");
+  expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + "2 --init /nonexistent/m"),
+                        "--init: '/nonexistent/m/config.json' not found");
+  expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + "2" + small + " --heldout 0.2"),
+                        "another held-out split (heldout_share)");
+  std::filesystem::remove_all(cont);
   std::filesystem::remove_all(out);
   std::filesystem::remove(empty);
 }

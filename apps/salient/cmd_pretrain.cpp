@@ -24,6 +24,20 @@ void run_corpus_build(const CorpusArgs& a) {
   std::cout << report.to_json().dump(2) << "\n";
 }
 
+// With --init, a shape flag not given takes the encoder's own value (one that is given must agree,
+// which pretrain_mlm checks).
+void adopt_init_shape(const CLI::App& pt, pretrain::PretrainOptions& o) {
+  const std::string path = join_path(o.init_dir, "config.json");
+  if (!file_exists(path)) fail("--init: '{}' not found (not a saved model directory)", path);
+  const nlohmann::json cfg = parse_json_file(path);
+  const std::pair<const char*, std::pair<const char*, int64_t*>> shape[] = {
+      {"--layers", {"num_hidden_layers", &o.layers}}, {"--hidden", {"hidden_size", &o.hidden}},
+      {"--heads", {"num_attention_heads", &o.heads}}, {"--intermediate", {"intermediate_size", &o.intermediate}},
+      {"--max-length", {"max_position_embeddings", &o.max_length}}};
+  for (const auto& [flag, field] : shape)
+    if (pt.count(flag) == 0 && cfg.contains(field.first)) *field.second = cfg.at(field.first).get<int64_t>();
+}
+
 }  // namespace
 
 void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
@@ -64,7 +78,9 @@ void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
   pt->add_option("--seed", po.seed, "seed of initialisation, batch order, masking and dropout");
   pt->add_flag("--resume", po.resume, "continue from OUT/checkpoint (exactly: the same steps as an uninterrupted run)");
   pt->add_option("--stop-after-steps", po.stop_after_steps, "end this invocation after this many steps in all (a later --resume continues)");
-  commands.push_back({pt, [] {
+  pt->add_option("--init", po.init_dir, "continue from a saved BertForMaskedLM directory: its weights, a fresh optimizer and schedule, its held-out slice (the shape flags default to its own)");
+  commands.push_back({pt, [pt] {
+                        if (!po.init_dir.empty()) adopt_init_shape(*pt, po);
                         const auto r = pretrain::pretrain_mlm(po);
                         if (dist::is_root()) std::cout << r.to_json().dump() << "\n";
                       }});

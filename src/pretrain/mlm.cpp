@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 
 #include "model/checkpoint.h"
 #include "dist/world.h"
@@ -235,6 +236,62 @@ nlohmann::json settings_json(const PretrainOptions& o) {
           {"whole_word", o.masking.whole_word}, {"corpus", o.corpus}};
 }
 
+// The run's settings as recorded in its checkpoint and pretrain.json; an --init run also records
+// the encoder it started from and the seed of the held-out split it inherited.
+nlohmann::json settings_json(const PretrainOptions& o, uint64_t split_seed) {
+  nlohmann::json s = settings_json(o);
+  if (!o.init_dir.empty()) {
+    s["init"] = o.init_dir;
+    s["split_seed"] = split_seed;
+  }
+  return s;
+}
+
+struct InitEncoder {
+  Transformer model;
+  MlmHead head;
+  uint64_t split_seed = 0;
+};
+
+// --init: the saved encoder and head, checked against the options, rebuilt with the options'
+// dropout; the held-out split seed of the run that made it (its own seed when it records none).
+InitEncoder open_init(const PretrainOptions& o, const WordPieceTokenizer& tok) {
+  if (!dir_exists(o.init_dir)) fail("--init: '{}' is not a directory", o.init_dir);
+  MlmModel saved = load_mlm_model(o.init_dir);
+  ModelConfig c = saved.model.config();
+  if (c.model_type != "bert") fail("--init: {} is a {} model; pre-training continues a bert encoder", o.init_dir, c.model_type);
+  const std::pair<const char*, std::pair<int64_t, int64_t>> shape[] = {
+      {"--layers", {c.num_hidden_layers, o.layers}}, {"--hidden", {c.hidden_size, o.hidden}},
+      {"--heads", {c.num_attention_heads, o.heads}}, {"--intermediate", {c.intermediate_size, o.intermediate}},
+      {"--max-length", {c.max_position_embeddings, o.max_length}}};
+  for (const auto& [flag, v] : shape)
+    if (v.first != v.second) fail("--init: {} has {} {}, but the options say {}", o.init_dir, flag, v.first, v.second);
+  if (saved.tokenizer.vocab() != tok.vocab()) fail("--init: {} has another vocabulary than --vocab '{}'", o.init_dir, o.vocab);
+  InitEncoder in;
+  in.split_seed = o.seed;
+  const std::string record = join_path(o.init_dir, "pretrain.json");
+  if (file_exists(record)) {
+    const nlohmann::json s = parse_json_file(record).at("settings");
+    const nlohmann::json want = {{"corpus", s.at("corpus")}, {"max_length", s.at("max_length")}, {"heldout_share", s.at("heldout_share")}};
+    const nlohmann::json ours = {{"corpus", o.corpus}, {"max_length", o.max_length}, {"heldout_share", o.heldout_share}};
+    if (want != ours)
+      fail("--init: {} records another held-out split ({}); continuing would evaluate on text it trained on", record,
+           differing_keys(want, ours));
+    in.split_seed = s.value("split_seed", s.at("seed").get<uint64_t>());
+  }
+  c.hidden_dropout_prob = c.attention_probs_dropout_prob = o.dropout;
+  in.model = Transformer(c, o.seed);
+  std::map<std::string, torch::Tensor> w = in.model.weights();
+  for (auto& [name, t] : w)
+    if (!is_head_weight(name)) t = saved.model.weights().at(name).detach().clone();  // same config: same names and shapes
+  in.model.set_weights(std::move(w));
+  in.model.to(default_device(), in.model.dtype());
+  in.head = saved.head;
+  for (torch::Tensor* t : {&in.head.dense_w, &in.head.dense_b, &in.head.ln_w, &in.head.ln_b, &in.head.bias})
+    *t = t->detach().to(in.model.device()).requires_grad_(true);
+  return in;
+}
+
 void check_options(const PretrainOptions& o) {
   if (o.output_dir.empty()) fail("--out: an output directory is required");
   if (o.vocab.empty()) fail("--vocab: a vocab.txt, tokenizer.json or tokenizer directory is required");
@@ -280,7 +337,10 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   check_options(o);
   WordPieceTokenizer tok = WordPieceTokenizer::from_path(o.vocab);
   std::vector<std::string> texts = read_corpus(o.corpus);
-  std::mt19937_64 shuffle_rng(o.seed ^ 0x636f72707573ULL);
+  std::optional<InitEncoder> init;
+  if (!o.init_dir.empty()) init = open_init(o, tok);
+  const uint64_t split_seed = init ? init->split_seed : o.seed;
+  std::mt19937_64 shuffle_rng(split_seed ^ 0x636f72707573ULL);
   std::shuffle(texts.begin(), texts.end(), shuffle_rng);  // the held-out slice mixes every source
   std::vector<std::vector<int64_t>> seqs = pack_texts(texts, tok, o.max_length);
   if (seqs.size() < 16)
@@ -302,7 +362,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   nlohmann::json state;
   if (resuming) {
     state = parse_json_file(state_path);
-    const nlohmann::json settings = settings_json(o);
+    const nlohmann::json settings = settings_json(o, split_seed);
     if (state.at("settings") != settings)
       fail("{}: a pre-training run with other settings ({}) is there; resume it with its own options or use another --out",
            ckpt, differing_keys(state.at("settings"), settings));
@@ -313,6 +373,9 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     result.tokens = state.at("tokens");
     result.seconds = state.at("seconds");
     for (const auto& h : state.at("history")) result.history.push_back({h.at("step"), h.at("heldout_loss"), h.at("heldout_accuracy")});
+  } else if (init) {
+    model = std::move(init->model);
+    head = init->head;
   } else {
     nlohmann::json cfg = {{"model_type", "bert"}, {"architectures", {"BertForMaskedLM"}}, {"vocab_size", tok.vocab_size()},
                           {"hidden_size", o.hidden}, {"num_hidden_layers", o.layers}, {"num_attention_heads", o.heads},
@@ -335,7 +398,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     load_optimizer(*optimizer, ckpt, model.device());
     std::fprintf(stderr, "salient: resuming pre-training from %s at step %lld\n", ckpt.c_str(), (long long)result.steps);
   }
-  const uint64_t eval_seed = o.seed ^ 0x6576616cULL;
+  const uint64_t eval_seed = split_seed ^ 0x6576616cULL;  // an --init run's curve continues its encoder's
   auto evaluate_now = [&] {
     if (!dist::is_root()) return;  // rank 0 alone reports and writes
     model.eval();
@@ -353,7 +416,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     save_optimizer(*optimizer, staged.path());
     nlohmann::json st = result.to_json();
     st["step"] = result.steps;
-    st["settings"] = settings_json(o);
+    st["settings"] = settings_json(o, split_seed);
     write_file_atomic(join_path(staged.path(), "state.json"), st.dump(2) + "\n");
     staged.commit();
   };
@@ -438,7 +501,7 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     model.set_requires_grad(false);
     save_mlm_model(model, head, tok, o.output_dir);
     nlohmann::json report = result.to_json();
-    report["settings"] = settings_json(o);
+    report["settings"] = settings_json(o, split_seed);
     report["complete"] = result.steps >= o.max_steps;  // false: stopped by time; --resume continues
     report["tokens_per_second"] = result.seconds > 0 ? result.tokens / result.seconds : 0.0;
     write_file_atomic(join_path(o.output_dir, "pretrain.json"), report.dump(2) + "\n");

@@ -85,6 +85,11 @@ struct PretrainOptions {
   uint64_t seed = 0;
   bool resume = false;
   int64_t stop_after_steps = 0;   // end this invocation after that many steps in all (tests, resume)
+  // Continue from a saved BertForMaskedLM (its encoder and MLM head; a fresh optimizer and
+  // schedule): the shape must be the options'. When the directory records its own pre-training
+  // (pretrain.json), the corpus, length and held-out share must match, and that run's held-out
+  // slice (and its evaluation masking) is kept, so nothing it trained on is evaluated on here.
+  std::string init_dir;
 };
 struct HeldoutEval {
   int64_t step = 0;
