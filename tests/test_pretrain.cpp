@@ -253,45 +253,78 @@ TEST(Pretrain, TinyRunLowersHeldoutLossResumesExactlyAndSavesBertForMaskedLm) {
 
 TEST(Pretrain, InitContinuesASavedEncoderOnItsHeldoutSlice) {
   SALIENT_REQUIRE_SHARED(tokenizer_dir());
-  const std::string a = tmp_dir("init-a"), c = tmp_dir("init-c"), d = tmp_dir("init-d");
+  const std::string a = tmp_dir("init-a"), c = tmp_dir("init-c"), c2 = tmp_dir("init-c2"), d = tmp_dir("init-d"),
+                    z = tmp_dir("init-z"), bad = tmp_dir("init-bad"), corpus = tmp_dir("init-corpus.txt");
+  std::string text;
+  for (const auto& l : sst2_lines(3000)) text += l + "\n";
+  write_file_atomic(corpus, text);
   PretrainOptions oa = tiny_options(a);
+  oa.corpus = {corpus};
   oa.max_steps = 40;
   const PretrainResult ra = pretrain_mlm(oa);
   // Another seed (other batches and masks), the first run's held-out slice and evaluation masks.
   PretrainOptions oc = tiny_options(c);
+  oc.corpus = {corpus};
   oc.init_dir = a;
   oc.seed = 6;
   oc.max_steps = 40;
   const PretrainResult rc = pretrain_mlm(oc);
-  EXPECT_EQ(rc.heldout_sequences, ra.heldout_sequences);
+  EXPECT_EQ(rc.heldout_fingerprint, ra.heldout_fingerprint);
   EXPECT_DOUBLE_EQ(rc.history.front().loss, ra.history.back().loss);  // step 0 is the saved encoder
   EXPECT_LT(rc.history.back().loss, rc.history.front().loss - 0.05);
   const nlohmann::json settings = parse_json_file(join_path(c, "pretrain.json")).at("settings");
   EXPECT_EQ(settings.at("init"), a);
   EXPECT_EQ(settings.at("split_seed"), 5);
+  // Interrupted and resumed, the continuation takes the same steps.
+  PretrainOptions oc2 = oc;
+  oc2.output_dir = c2;
+  oc2.stop_after_steps = 15;
+  pretrain_mlm(oc2);
+  oc2.stop_after_steps = 0;
+  oc2.resume = true;
+  const PretrainResult rc2 = pretrain_mlm(oc2);
+  EXPECT_DOUBLE_EQ(rc2.history.back().loss, rc.history.back().loss);
+  MlmModel mc = load_mlm_model(c), mc2 = load_mlm_model(c2);
+  for (const auto& [name, t] : mc.model.weights())
+    if (!is_head_weight(name)) EXPECT_TRUE(torch::equal(t, mc2.model.weights().at(name))) << name;
   // A continuation of a continuation keeps the first run's split, and starts where the second ended.
   PretrainOptions od = tiny_options(d);
+  od.corpus = {corpus};
   od.init_dir = c;
   od.seed = 7;
   od.max_steps = 1;
   const PretrainResult rd = pretrain_mlm(od);
   EXPECT_DOUBLE_EQ(rd.history.front().loss, rc.history.back().loss);
-  // The encoder's own weights are where it starts: with a zero learning rate nothing moves.
-  PretrainOptions oz = tiny_options(tmp_dir("init-z"));
+  // The encoder's own weights and head are where it starts: with a vanishing rate nothing moves.
+  PretrainOptions oz = tiny_options(z);
+  oz.corpus = {corpus};
   oz.init_dir = a;
+  oz.seed = 8;
   oz.max_steps = 1;
   oz.lr = 1e-30;
   pretrain_mlm(oz);
-  MlmModel ma = load_mlm_model(a), mz = load_mlm_model(oz.output_dir);
+  MlmModel ma = load_mlm_model(a), mz = load_mlm_model(z);
   for (const auto& [name, t] : ma.model.weights())
     if (!is_head_weight(name)) EXPECT_TRUE(torch::allclose(t, mz.model.weights().at(name), 0, 1e-20)) << name;
-  EXPECT_TRUE(torch::equal(ma.head.bias, mz.head.bias) || torch::allclose(ma.head.bias, mz.head.bias, 0, 1e-20));
-  // Another shape is refused, naming the flag.
-  PretrainOptions bad = tiny_options(tmp_dir("init-bad"));
-  bad.init_dir = a;
-  bad.layers = 3;
-  EXPECT_NE(test::error_of([&] { pretrain_mlm(bad); }).find("has --layers 2, but the options say 3"), std::string::npos);
-  for (const auto& dir : {a, c, d, oz.output_dir, bad.output_dir}) std::filesystem::remove_all(dir);
+  for (size_t i = 0; i < ma.head.named().size(); ++i)
+    EXPECT_TRUE(torch::allclose(ma.head.named()[i].second, mz.head.named()[i].second, 0, 1e-20)) << ma.head.named()[i].first;
+  // Refused, one line each: another shape, the encoder's own seed, --init as --out, and a corpus
+  // that now packs into another split under the same path.
+  auto error_with = [&](auto&& change) {
+    PretrainOptions o = tiny_options(bad);
+    o.corpus = {corpus};
+    o.init_dir = a;
+    o.seed = 9;
+    change(o);
+    return test::error_of([&] { pretrain_mlm(o); });
+  };
+  EXPECT_NE(error_with([](PretrainOptions& o) { o.layers = 3; }).find("has --layers 2, but the options say 3"), std::string::npos);
+  EXPECT_NE(error_with([](PretrainOptions& o) { o.seed = 5; }).find("--seed: 5 is the seed"), std::string::npos);
+  EXPECT_NE(error_with([&](PretrainOptions& o) { o.output_dir = a; }).find("is also --out"), std::string::npos);
+  EXPECT_NE(error_with([](PretrainOptions& o) { o.masking.whole_word = true; }).find("(whole_word)"), std::string::npos);
+  write_file_atomic(corpus, text + "one more line of text that shifts every packed sequence after it\n");
+  EXPECT_NE(error_with([](PretrainOptions&) {}).find("packs into another split"), std::string::npos);
+  for (const auto& dir : {a, c, c2, d, z, bad, corpus}) std::filesystem::remove_all(dir);
 }
 
 namespace {
@@ -505,16 +538,16 @@ TEST(PretrainCli, BadCorporaAndOptionsGiveOneLineErrors) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["steps"], 5);
   // --init takes the encoder's shape for the flags not given; a given one that differs, a missing
   // directory and another held-out split are one-line errors.
-  const std::string cont = tmp_dir("cli-init"), small = " --batch-size 8 --max-steps 2 --init " + out;
+  const std::string cont = tmp_dir("cli-init"), small = " --batch-size 8 --max-steps 2 --seed 1 --init " + out;
   auto rc = run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + small);
   ASSERT_EQ(rc.code, 0) << rc.err;
   EXPECT_EQ(parse_json_file(join_path(cont, "config.json"))["hidden_size"], 16);
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + "2" + small + " --heads 4"),
                         "--init: " + out + " has --heads 2, but the options say 4");
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + "2 --init /nonexistent/m"),
-                        "--init: '/nonexistent/m/config.json' not found");
+                        "--init: /nonexistent/m: model directory not found");
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + cont + "2" + small + " --heldout 0.2"),
-                        "another held-out split (heldout_share)");
+                        "records another held-out split or masking (heldout_share)");
   std::filesystem::remove_all(cont);
   std::filesystem::remove_all(out);
   std::filesystem::remove(empty);

@@ -3,6 +3,7 @@
 #include "pretrain/corpus.h"
 #include "pretrain/dictionaries.h"
 #include "dist/world.h"
+#include "model/checkpoint.h"
 #include "pretrain/mlm.h"
 #include "util/io.h"
 
@@ -24,18 +25,22 @@ void run_corpus_build(const CorpusArgs& a) {
   std::cout << report.to_json().dump(2) << "\n";
 }
 
-// With --init, a shape flag not given takes the encoder's own value (one that is given must agree,
-// which pretrain_mlm checks).
-void adopt_init_shape(const CLI::App& pt, pretrain::PretrainOptions& o) {
-  const std::string path = join_path(o.init_dir, "config.json");
-  if (!file_exists(path)) fail("--init: '{}' not found (not a saved model directory)", path);
-  const nlohmann::json cfg = parse_json_file(path);
-  const std::pair<const char*, std::pair<const char*, int64_t*>> shape[] = {
-      {"--layers", {"num_hidden_layers", &o.layers}}, {"--hidden", {"hidden_size", &o.hidden}},
-      {"--heads", {"num_attention_heads", &o.heads}}, {"--intermediate", {"intermediate_size", &o.intermediate}},
-      {"--max-length", {"max_position_embeddings", &o.max_length}}};
-  for (const auto& [flag, field] : shape)
-    if (pt.count(flag) == 0 && cfg.contains(field.first)) *field.second = cfg.at(field.first).get<int64_t>();
+// With --init, the shape and dropout flags not given take the encoder's own values (one that is
+// given must agree on the shape, which pretrain_mlm checks), as `salient train --init` does.
+void adopt_init_settings(const CLI::App& pt, pretrain::PretrainOptions& o) {
+  ModelConfig c;
+  try {
+    c = load_model_config(o.init_dir);
+  } catch (const Error& e) {
+    fail("--init: {}", e.what());
+  }
+  const std::pair<const char*, std::pair<int64_t, int64_t*>> shape[] = {
+      {"--layers", {c.num_hidden_layers, &o.layers}}, {"--hidden", {c.hidden_size, &o.hidden}},
+      {"--heads", {c.num_attention_heads, &o.heads}}, {"--intermediate", {c.intermediate_size, &o.intermediate}},
+      {"--max-length", {c.max_position_embeddings, &o.max_length}}};
+  for (const auto& [flag, value] : shape)
+    if (pt.count(flag) == 0) *value.second = value.first;
+  if (pt.count("--dropout") == 0) o.dropout = c.hidden_dropout_prob;
 }
 
 }  // namespace
@@ -78,9 +83,9 @@ void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
   pt->add_option("--seed", po.seed, "seed of initialisation, batch order, masking and dropout");
   pt->add_flag("--resume", po.resume, "continue from OUT/checkpoint (exactly: the same steps as an uninterrupted run)");
   pt->add_option("--stop-after-steps", po.stop_after_steps, "end this invocation after this many steps in all (a later --resume continues)");
-  pt->add_option("--init", po.init_dir, "continue from a saved BertForMaskedLM directory: its weights, a fresh optimizer and schedule, its held-out slice (the shape flags default to its own)");
+  pt->add_option("--init", po.init_dir, "continue from a saved BertForMaskedLM directory: its weights, a fresh optimizer and schedule, its held-out slice (shape and dropout default to its own)");
   commands.push_back({pt, [pt] {
-                        if (!po.init_dir.empty()) adopt_init_shape(*pt, po);
+                        if (!po.init_dir.empty()) adopt_init_settings(*pt, po);
                         const auto r = pretrain::pretrain_mlm(po);
                         if (dist::is_root()) std::cout << r.to_json().dump() << "\n";
                       }});

@@ -180,8 +180,7 @@ void save_mlm_model(const Transformer& model, const MlmHead& head, const WordPie
   save_tokenizer(tok, dir);
 }
 
-MlmModel load_mlm_model(const std::string& dir) {
-  LoadOptions lo;
+MlmModel load_mlm_model(const std::string& dir, LoadOptions lo) {
   lo.allow_new_head = true;  // a BertForMaskedLM has no pooler or classifier
   LoadReport report;
   MlmModel m;
@@ -206,7 +205,7 @@ nlohmann::json PretrainResult::to_json() const {
   nlohmann::json h = nlohmann::json::array();
   for (const auto& e : history) h.push_back({{"step", e.step}, {"heldout_loss", e.loss}, {"heldout_accuracy", e.accuracy}});
   return {{"steps", steps}, {"tokens", tokens}, {"seconds", seconds}, {"train_sequences", train_sequences},
-          {"heldout_sequences", heldout_sequences}, {"history", h}};
+          {"heldout_sequences", heldout_sequences}, {"heldout_fingerprint", heldout_fingerprint}, {"history", h}};
 }
 
 namespace {
@@ -247,18 +246,39 @@ nlohmann::json settings_json(const PretrainOptions& o, uint64_t split_seed) {
   return s;
 }
 
+// An order-sensitive hash (FNV-1a) of the held-out pieces: a continuation checks that the
+// corpus behind the same path still packs into the slice its encoder was evaluated on.
+std::string fingerprint(const std::vector<std::vector<int64_t>>& seqs) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const auto& seq : seqs)
+    for (int64_t id : seq) {
+      h ^= static_cast<uint64_t>(id);
+      h *= 1099511628211ULL;
+    }
+  return fmt::format("{:016x}", h);
+}
+
 struct InitEncoder {
-  Transformer model;
-  MlmHead head;
-  uint64_t split_seed = 0;
+  MlmModel saved;
+  nlohmann::json record;    // its pretrain.json; null when it has none (e.g. a Hugging Face download)
+  uint64_t split_seed = 0;  // the held-out split it was evaluated on (its own seed when no record)
 };
 
-// --init: the saved encoder and head, checked against the options, rebuilt with the options'
-// dropout; the held-out split seed of the run that made it (its own seed when it records none).
+// --init: the saved encoder and head with the options' dropout, checked against the options.
 InitEncoder open_init(const PretrainOptions& o, const WordPieceTokenizer& tok) {
+  namespace fs = std::filesystem;
   if (!dir_exists(o.init_dir)) fail("--init: '{}' is not a directory", o.init_dir);
-  MlmModel saved = load_mlm_model(o.init_dir);
-  ModelConfig c = saved.model.config();
+  if (dir_exists(o.output_dir) && fs::equivalent(o.init_dir, o.output_dir))
+    fail("--init: '{}' is also --out; continue into another directory", o.init_dir);
+  InitEncoder in;
+  try {
+    LoadOptions lo;
+    lo.hidden_dropout = lo.attention_dropout = o.dropout;
+    in.saved = load_mlm_model(o.init_dir, lo);
+  } catch (const Error& e) {
+    fail("--init: {}", e.what());
+  }
+  const ModelConfig& c = in.saved.model.config();
   if (c.model_type != "bert") fail("--init: {} is a {} model; pre-training continues a bert encoder", o.init_dir, c.model_type);
   const std::pair<const char*, std::pair<int64_t, int64_t>> shape[] = {
       {"--layers", {c.num_hidden_layers, o.layers}}, {"--hidden", {c.hidden_size, o.hidden}},
@@ -266,29 +286,25 @@ InitEncoder open_init(const PretrainOptions& o, const WordPieceTokenizer& tok) {
       {"--max-length", {c.max_position_embeddings, o.max_length}}};
   for (const auto& [flag, v] : shape)
     if (v.first != v.second) fail("--init: {} has {} {}, but the options say {}", o.init_dir, flag, v.first, v.second);
-  if (saved.tokenizer.vocab() != tok.vocab()) fail("--init: {} has another vocabulary than --vocab '{}'", o.init_dir, o.vocab);
-  InitEncoder in;
+  if (in.saved.tokenizer.vocab() != tok.vocab()) fail("--init: {} has another vocabulary than --vocab '{}'", o.init_dir, o.vocab);
   in.split_seed = o.seed;
-  const std::string record = join_path(o.init_dir, "pretrain.json");
-  if (file_exists(record)) {
-    const nlohmann::json s = parse_json_file(record).at("settings");
-    const nlohmann::json want = {{"corpus", s.at("corpus")}, {"max_length", s.at("max_length")}, {"heldout_share", s.at("heldout_share")}};
-    const nlohmann::json ours = {{"corpus", o.corpus}, {"max_length", o.max_length}, {"heldout_share", o.heldout_share}};
-    if (want != ours)
-      fail("--init: {} records another held-out split ({}); continuing would evaluate on text it trained on", record,
-           differing_keys(want, ours));
-    in.split_seed = s.value("split_seed", s.at("seed").get<uint64_t>());
-  }
-  c.hidden_dropout_prob = c.attention_probs_dropout_prob = o.dropout;
-  in.model = Transformer(c, o.seed);
-  std::map<std::string, torch::Tensor> w = in.model.weights();
-  for (auto& [name, t] : w)
-    if (!is_head_weight(name)) t = saved.model.weights().at(name).detach().clone();  // same config: same names and shapes
-  in.model.set_weights(std::move(w));
-  in.model.to(default_device(), in.model.dtype());
-  in.head = saved.head;
-  for (torch::Tensor* t : {&in.head.dense_w, &in.head.dense_b, &in.head.ln_w, &in.head.ln_b, &in.head.bias})
-    *t = t->detach().to(in.model.device()).requires_grad_(true);
+  const std::string path = join_path(o.init_dir, "pretrain.json");
+  if (!file_exists(path)) return in;
+  in.record = parse_json_file(path);
+  const nlohmann::json& s = in.record.contains("settings") ? in.record["settings"] : nlohmann::json::object();
+  for (const char* key : {"corpus", "max_length", "heldout_share", "mask_rate", "whole_word", "seed"})
+    if (!s.contains(key)) fail("--init: {} has no settings.{} (not a salient pretrain.json)", path, key);
+  // The same split and evaluation masks: step 0 reports what the encoder ended with.
+  const nlohmann::json want = {{"corpus", s["corpus"]}, {"max_length", s["max_length"]}, {"heldout_share", s["heldout_share"]},
+                               {"mask_rate", s["mask_rate"]}, {"whole_word", s["whole_word"]}};
+  const nlohmann::json ours = {{"corpus", o.corpus}, {"max_length", o.max_length}, {"heldout_share", o.heldout_share},
+                               {"mask_rate", o.masking.rate}, {"whole_word", o.masking.whole_word}};
+  if (want != ours)
+    fail("--init: {} records another held-out split or masking ({}); step 0 would not be its number, or it would be "
+         "evaluated on text it trained on", path, differing_keys(want, ours));
+  if (s["seed"].get<uint64_t>() == o.seed)
+    fail("--seed: {} is the seed {} was pre-trained with; its batches and masks would repeat (give another)", o.seed, o.init_dir);
+  in.split_seed = s.value("split_seed", s["seed"].get<uint64_t>());
   return in;
 }
 
@@ -337,9 +353,22 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   check_options(o);
   WordPieceTokenizer tok = WordPieceTokenizer::from_path(o.vocab);
   std::vector<std::string> texts = read_corpus(o.corpus);
+  const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
+  if (o.resume && dist::is_root()) recover_dir(ckpt);
+  dist::barrier();
+  const bool resuming = o.resume && file_exists(state_path);
+  nlohmann::json state;
+  if (resuming) state = parse_json_file(state_path);
+  // The held-out split's seed: an --init run inherits its encoder's (a resumed one reads it back;
+  // the settings comparison below checks that the same --init was given).
   std::optional<InitEncoder> init;
-  if (!o.init_dir.empty()) init = open_init(o, tok);
-  const uint64_t split_seed = init ? init->split_seed : o.seed;
+  uint64_t split_seed = o.seed;
+  if (!o.init_dir.empty() && resuming) {
+    split_seed = state.at("settings").value("split_seed", o.seed);
+  } else if (!o.init_dir.empty()) {
+    init = open_init(o, tok);
+    split_seed = init->split_seed;
+  }
   std::mt19937_64 shuffle_rng(split_seed ^ 0x636f72707573ULL);
   std::shuffle(texts.begin(), texts.end(), shuffle_rng);  // the held-out slice mixes every source
   std::vector<std::vector<int64_t>> seqs = pack_texts(texts, tok, o.max_length);
@@ -349,19 +378,26 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   const size_t n_held = std::max<size_t>(8, static_cast<size_t>(std::lround(o.heldout_share * seqs.size())));
   const std::vector<std::vector<int64_t>> heldout(seqs.end() - n_held, seqs.end());
   seqs.resize(seqs.size() - n_held);
+  const std::string heldout_fingerprint = fingerprint(heldout);
+  if (init && !init->record.is_null()) {
+    // The same path may hold another text now (a rebuilt corpus): then the slice is another one.
+    const nlohmann::json& r = init->record;
+    const bool same = r.value("train_sequences", int64_t{-1}) == static_cast<int64_t>(seqs.size()) &&
+                      r.value("heldout_sequences", int64_t{-1}) == static_cast<int64_t>(heldout.size()) &&
+                      (!r.contains("heldout_fingerprint") || r["heldout_fingerprint"] == heldout_fingerprint);
+    if (!same)
+      fail("--init: the corpus now packs into another split than {}/pretrain.json records ({} + {} sequences, held-out "
+           "fingerprint {}); it would be evaluated on text it trained on", o.init_dir, seqs.size(), heldout.size(),
+           heldout_fingerprint);
+  }
 
-  const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
-  if (o.resume && dist::is_root()) recover_dir(ckpt);
-  dist::barrier();
-  const bool resuming = o.resume && file_exists(state_path);
   Transformer model;
   MlmHead head;
   PretrainResult result;
   result.train_sequences = static_cast<int64_t>(seqs.size());
   result.heldout_sequences = static_cast<int64_t>(heldout.size());
-  nlohmann::json state;
+  result.heldout_fingerprint = heldout_fingerprint;
   if (resuming) {
-    state = parse_json_file(state_path);
     const nlohmann::json settings = settings_json(o, split_seed);
     if (state.at("settings") != settings)
       fail("{}: a pre-training run with other settings ({}) is there; resume it with its own options or use another --out",
@@ -374,8 +410,8 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
     result.seconds = state.at("seconds");
     for (const auto& h : state.at("history")) result.history.push_back({h.at("step"), h.at("heldout_loss"), h.at("heldout_accuracy")});
   } else if (init) {
-    model = std::move(init->model);
-    head = init->head;
+    model = std::move(init->saved.model);
+    head = init->saved.head;
   } else {
     nlohmann::json cfg = {{"model_type", "bert"}, {"architectures", {"BertForMaskedLM"}}, {"vocab_size", tok.vocab_size()},
                           {"hidden_size", o.hidden}, {"num_hidden_layers", o.layers}, {"num_attention_heads", o.heads},

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/checkpoint.h"
 #include "model/transformer.h"
 #include "text/tokenizer.h"
 
@@ -67,7 +68,8 @@ struct MlmModel {
   MlmHead head;
   WordPieceTokenizer tokenizer;
 };
-MlmModel load_mlm_model(const std::string& dir);
+// `options`: e.g. another dropout (allow_new_head is always set: the file has no classifier).
+MlmModel load_mlm_model(const std::string& dir, LoadOptions options = {});
 
 // ---- training ----
 struct PretrainOptions {
@@ -99,6 +101,7 @@ struct PretrainResult {
   int64_t steps = 0, tokens = 0;  // tokens: non-padding pieces seen in training
   double seconds = 0;
   int64_t train_sequences = 0, heldout_sequences = 0;
+  std::string heldout_fingerprint;   // a hash of the held-out pieces (an --init run checks its encoder's)
   std::vector<HeldoutEval> history;  // step 0 = before training
   nlohmann::json to_json() const;
 };
