@@ -30,12 +30,15 @@ train() {  # task, then train options
   local task=$1; shift
   "$BIN" --threads "$THREADS" train --out "models/$task$SUFFIX" "${SHAPE[@]}" "${RATE[@]}" "${DROP[@]}" \
     --seed 13 --resume "$@" \
-    > "runs/train_$task$SUFFIX.json" 2> "runs/train_$task$SUFFIX.log"
+    > "runs/train_$task$SUFFIX.json.tmp" 2> "runs/train_$task$SUFFIX.log"
+  # Moved in whole: a table read during the run (pretrain_vs_scratch.sh) never sees a partial file.
+  mv "runs/train_$task$SUFFIX.json.tmp" "runs/train_$task$SUFFIX.json"
   echo "$task$SUFFIX: $(cat "runs/train_$task$SUFFIX.json")"
 }
 # The reported number: the held-out split never used for choosing the checkpoint (dev picks it).
 held_out() {  # task, data spec
-  "$BIN" --threads "$THREADS" --quiet evaluate --model "models/$1$SUFFIX" --data "$2" > "runs/test_$1$SUFFIX.json"
+  "$BIN" --threads "$THREADS" --quiet evaluate --model "models/$1$SUFFIX" --data "$2" > "runs/test_$1$SUFFIX.json.tmp"
+  mv "runs/test_$1$SUFFIX.json.tmp" "runs/test_$1$SUFFIX.json"
   echo "$1$SUFFIX held out: $(cat "runs/test_$1$SUFFIX.json")"
 }
 tasks=("$@")
