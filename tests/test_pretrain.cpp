@@ -262,12 +262,17 @@ TEST(Pretrain, InitContinuesASavedEncoderOnItsHeldoutSlice) {
   oa.corpus = {corpus};
   oa.max_steps = 40;
   const PretrainResult ra = pretrain_mlm(oa);
+  // A run continuing `from` into `out`: the same corpus, its own seed and length.
+  auto continuation = [&](const std::string& out, const std::string& from, uint64_t seed, int64_t steps) {
+    PretrainOptions o = tiny_options(out);
+    o.corpus = {corpus};
+    o.init_dir = from;
+    o.seed = seed;
+    o.max_steps = steps;
+    return o;
+  };
   // Another seed (other batches and masks), the first run's held-out slice and evaluation masks.
-  PretrainOptions oc = tiny_options(c);
-  oc.corpus = {corpus};
-  oc.init_dir = a;
-  oc.seed = 6;
-  oc.max_steps = 40;
+  const PretrainOptions oc = continuation(c, a, 6, 40);
   const PretrainResult rc = pretrain_mlm(oc);
   EXPECT_EQ(rc.heldout_fingerprint, ra.heldout_fingerprint);
   EXPECT_DOUBLE_EQ(rc.history.front().loss, ra.history.back().loss);  // step 0 is the saved encoder
@@ -288,19 +293,10 @@ TEST(Pretrain, InitContinuesASavedEncoderOnItsHeldoutSlice) {
   for (const auto& [name, t] : mc.model.weights())
     if (!is_head_weight(name)) EXPECT_TRUE(torch::equal(t, mc2.model.weights().at(name))) << name;
   // A continuation of a continuation keeps the first run's split, and starts where the second ended.
-  PretrainOptions od = tiny_options(d);
-  od.corpus = {corpus};
-  od.init_dir = c;
-  od.seed = 7;
-  od.max_steps = 1;
-  const PretrainResult rd = pretrain_mlm(od);
+  const PretrainResult rd = pretrain_mlm(continuation(d, c, 7, 1));
   EXPECT_DOUBLE_EQ(rd.history.front().loss, rc.history.back().loss);
   // The encoder's own weights and head are where it starts: with a vanishing rate nothing moves.
-  PretrainOptions oz = tiny_options(z);
-  oz.corpus = {corpus};
-  oz.init_dir = a;
-  oz.seed = 8;
-  oz.max_steps = 1;
+  PretrainOptions oz = continuation(z, a, 8, 1);
   oz.lr = 1e-30;
   pretrain_mlm(oz);
   MlmModel ma = load_mlm_model(a), mz = load_mlm_model(z);
@@ -311,10 +307,7 @@ TEST(Pretrain, InitContinuesASavedEncoderOnItsHeldoutSlice) {
   // Refused, one line each: another shape, the encoder's own seed, --init as --out, and a corpus
   // that now packs into another split under the same path.
   auto error_with = [&](auto&& change) {
-    PretrainOptions o = tiny_options(bad);
-    o.corpus = {corpus};
-    o.init_dir = a;
-    o.seed = 9;
+    PretrainOptions o = continuation(bad, a, 9, 80);
     change(o);
     return test::error_of([&] { pretrain_mlm(o); });
   };
