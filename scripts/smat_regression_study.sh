@@ -4,7 +4,8 @@
 # trained on sst-trees-score:train; the student pool is sst-trees-score:test (2,210 sentences the
 # teacher never saw: test 1,210, valid 500, train up to 500); simulability is Pearson's r.
 # Resumable like scripts/smat_text_study.sh.
-# Usage: scripts/smat_regression_study.sh [extra smat study options]   (env: SEEDS, EXPLAINERS, THREADS, OUT)
+# Usage: scripts/smat_regression_study.sh [extra smat study options]   (env: SEEDS, EXPLAINERS, THREADS, OUT;
+#        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -23,5 +24,6 @@ if [ ! -f "$OUT/teacher_test.json" ]; then  # --resume: an interrupted training 
     > "$OUT/teacher_train.json"
   "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data sst-trees-score:test > "$OUT/teacher_test.json"
 fi
-"$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool sst-trees-score:test \
+# shellcheck disable=SC2086  # MPI is a command prefix: split into its words
+${MPI:-} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool sst-trees-score:test \
   --test-size 1210 --valid-size 500 --sizes 500 --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "$OUT/study" "$@"
