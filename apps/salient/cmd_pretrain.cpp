@@ -34,12 +34,8 @@ void adopt_init_settings(const CLI::App& pt, pretrain::PretrainOptions& o) {
   } catch (const Error& e) {
     fail("--init: {}", e.what());
   }
-  const std::pair<const char*, std::pair<int64_t, int64_t*>> shape[] = {
-      {"--layers", {c.num_hidden_layers, &o.layers}}, {"--hidden", {c.hidden_size, &o.hidden}},
-      {"--heads", {c.num_attention_heads, &o.heads}}, {"--intermediate", {c.intermediate_size, &o.intermediate}},
-      {"--max-length", {c.max_position_embeddings, &o.max_length}}};
-  for (const auto& [flag, value] : shape)
-    if (pt.count(flag) == 0) *value.second = value.first;
+  for (const auto& f : pretrain::kEncoderShapeFields)
+    if (pt.count(f.flag) == 0) o.*f.option = c.*f.config;
   if (pt.count("--dropout") == 0) o.dropout = c.hidden_dropout_prob;
 }
 

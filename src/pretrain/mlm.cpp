@@ -258,6 +258,17 @@ std::string fingerprint(const std::vector<std::vector<int64_t>>& seqs) {
   return fmt::format("{:016x}", h);
 }
 
+}  // namespace
+
+const EncoderShapeField kEncoderShapeFields[5] = {
+    {"--layers", &ModelConfig::num_hidden_layers, &PretrainOptions::layers},
+    {"--hidden", &ModelConfig::hidden_size, &PretrainOptions::hidden},
+    {"--heads", &ModelConfig::num_attention_heads, &PretrainOptions::heads},
+    {"--intermediate", &ModelConfig::intermediate_size, &PretrainOptions::intermediate},
+    {"--max-length", &ModelConfig::max_position_embeddings, &PretrainOptions::max_length}};
+
+namespace {
+
 struct InitEncoder {
   MlmModel saved;
   nlohmann::json record;    // its pretrain.json; null when it has none (e.g. a Hugging Face download)
@@ -280,12 +291,9 @@ InitEncoder open_init(const PretrainOptions& o, const WordPieceTokenizer& tok) {
   }
   const ModelConfig& c = in.saved.model.config();
   if (c.model_type != "bert") fail("--init: {} is a {} model; pre-training continues a bert encoder", o.init_dir, c.model_type);
-  const std::pair<const char*, std::pair<int64_t, int64_t>> shape[] = {
-      {"--layers", {c.num_hidden_layers, o.layers}}, {"--hidden", {c.hidden_size, o.hidden}},
-      {"--heads", {c.num_attention_heads, o.heads}}, {"--intermediate", {c.intermediate_size, o.intermediate}},
-      {"--max-length", {c.max_position_embeddings, o.max_length}}};
-  for (const auto& [flag, v] : shape)
-    if (v.first != v.second) fail("--init: {} has {} {}, but the options say {}", o.init_dir, flag, v.first, v.second);
+  for (const auto& f : kEncoderShapeFields)
+    if (c.*f.config != o.*f.option)
+      fail("--init: {} has {} {}, but the options say {}", o.init_dir, f.flag, c.*f.config, o.*f.option);
   if (in.saved.tokenizer.vocab() != tok.vocab()) fail("--init: {} has another vocabulary than --vocab '{}'", o.init_dir, o.vocab);
   in.split_seed = o.seed;
   const std::string path = join_path(o.init_dir, "pretrain.json");

@@ -93,6 +93,14 @@ struct PretrainOptions {
   // slice (and its evaluation masking) is kept, so nothing it trained on is evaluated on here.
   std::string init_dir;
 };
+// The shape flags of `salient pretrain` and the config fields they set. With --init, the CLI gives
+// the unset flags the encoder's values and pretrain_mlm checks that the others agree.
+struct EncoderShapeField {
+  const char* flag;
+  int64_t ModelConfig::*config;
+  int64_t PretrainOptions::*option;
+};
+extern const EncoderShapeField kEncoderShapeFields[5];
 struct HeldoutEval {
   int64_t step = 0;
   double loss = 0, accuracy = 0;
