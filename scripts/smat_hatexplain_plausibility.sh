@@ -7,7 +7,8 @@
 # Usage: scripts/smat_hatexplain_plausibility.sh [extra `smat train` options]
 #        env: SEEDS (0,9,11), SIZE (500), JOBS (SMaT runs at once, one thread each; default 1),
 #             THREADS (teacher, plausibility; default 2), OUT (runs/smat-hatexplain),
-#             TEACHER (models/hatexplain-teacher)
+#             TEACHER (models/hatexplain-teacher), POOLING (e.g. scalar_mix: the teacher's head, as in
+#             scripts/smat_text_study.sh)
 # Resumable: the split, the teacher and every finished SMaT run are kept and skipped on a rerun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ if [ ! -f "$OUT/teacher_test.json" ]; then
   "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels "$labels" \
     --dev hatexplain:val --out "$TEACHER" --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
     --hidden 128 --layers 2 --heads 4 --intermediate 512 --max-length 128 --epochs 6 --max-minutes 10 \
-    --select-metric macro_f1 --seed 13 --resume > "$OUT/teacher_train.json"
+    --select-metric macro_f1 --seed 13 ${POOLING:+--pooling "$POOLING"} --resume > "$OUT/teacher_train.json"
   "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data hatexplain:test > "$OUT/teacher_test.json.tmp"
   mv "$OUT/teacher_test.json.tmp" "$OUT/teacher_test.json"
 fi
