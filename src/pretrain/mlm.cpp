@@ -258,17 +258,6 @@ std::string fingerprint(const std::vector<std::vector<int64_t>>& seqs) {
   return fmt::format("{:016x}", h);
 }
 
-}  // namespace
-
-const EncoderShapeField kEncoderShapeFields[5] = {
-    {"--layers", &ModelConfig::num_hidden_layers, &PretrainOptions::layers},
-    {"--hidden", &ModelConfig::hidden_size, &PretrainOptions::hidden},
-    {"--heads", &ModelConfig::num_attention_heads, &PretrainOptions::heads},
-    {"--intermediate", &ModelConfig::intermediate_size, &PretrainOptions::intermediate},
-    {"--max-length", &ModelConfig::max_position_embeddings, &PretrainOptions::max_length}};
-
-namespace {
-
 struct InitEncoder {
   MlmModel saved;
   nlohmann::json record;    // its pretrain.json; null when it has none (e.g. a Hugging Face download)

@@ -100,7 +100,12 @@ struct EncoderShapeField {
   int64_t ModelConfig::*config;
   int64_t PretrainOptions::*option;
 };
-extern const EncoderShapeField kEncoderShapeFields[5];
+inline constexpr EncoderShapeField kEncoderShapeFields[] = {
+    {"--layers", &ModelConfig::num_hidden_layers, &PretrainOptions::layers},
+    {"--hidden", &ModelConfig::hidden_size, &PretrainOptions::hidden},
+    {"--heads", &ModelConfig::num_attention_heads, &PretrainOptions::heads},
+    {"--intermediate", &ModelConfig::intermediate_size, &PretrainOptions::intermediate},
+    {"--max-length", &ModelConfig::max_position_embeddings, &PretrainOptions::max_length}};
 struct HeldoutEval {
   int64_t step = 0;
   double loss = 0, accuracy = 0;
