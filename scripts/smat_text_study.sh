@@ -6,7 +6,9 @@
 # Usage: scripts/smat_text_study.sh            (env: SIZES, SEEDS, EXPLAINERS, THREADS, OUT, TEACHER_MINUTES,
 #        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's,
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
-#        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md)
+#        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
+#        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder, at lr 2e-4 with
+#        dropout 0.1 as scripts/train_models.sh does, instead of the quickstart shape from scratch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -22,12 +24,16 @@ mkdir -p "$OUT"
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
   "$BIN" --quiet smat split --data sst2:train --pool-size 4500 --min-words 6 -o "$OUT/split" > /dev/null
-# 2. The teacher: the quickstart's shape, trained on the teacher part only (--resume: an interrupted
+# 2. The teacher: the quickstart's shape (or fine-tuned from $TEACHER_INIT), trained on the teacher part only (--resume: an interrupted
 #    training continues; a finished one is not redone).
 if [ ! -f "$OUT/teacher_test.json" ]; then
+  if [ -n "${TEACHER_INIT:-}" ]; then
+    SHAPE=(--init "$TEACHER_INIT" --lr 2e-4 --dropout 0.1 --attention-dropout 0.1)
+  else
+    SHAPE=(--vocab "$SHARED/data/bert_base_uncased_tokenizer" --hidden 128 --layers 2 --heads 4 --intermediate 512)
+  fi
   "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
-    --dev sst2:dev --out "$TEACHER" --vocab "$SHARED/data/bert_base_uncased_tokenizer" \
-    --hidden 128 --layers 2 --heads 4 --intermediate 512 --max-length 64 --epochs 3 \
+    --dev sst2:dev --out "$TEACHER" "${SHAPE[@]}" --max-length 64 --epochs 3 \
     --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 ${POOLING:+--pooling "$POOLING"} --resume > "$OUT/teacher_train.json"
   "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json"
 fi
