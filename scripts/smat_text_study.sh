@@ -24,8 +24,8 @@ mkdir -p "$OUT"
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
   "$BIN" --quiet smat split --data sst2:train --pool-size 4500 --min-words 6 -o "$OUT/split" > /dev/null
-# 2. The teacher: the quickstart's shape (or fine-tuned from $TEACHER_INIT), trained on the teacher part only (--resume: an interrupted
-#    training continues; a finished one is not redone).
+# 2. The teacher: the quickstart's shape (or fine-tuned from $TEACHER_INIT), trained on the teacher
+#    part only (--resume: an interrupted training continues; a finished one is not redone).
 if [ ! -f "$OUT/teacher_test.json" ]; then
   if [ -n "${TEACHER_INIT:-}" ]; then
     SHAPE=(--init "$TEACHER_INIT" --lr 2e-4 --dropout 0.1 --attention-dropout 0.1)
