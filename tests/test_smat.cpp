@@ -748,6 +748,37 @@ TEST(Benchmark, SimulabilityMetricRunsTheStudyForRegisteredMethods) {
   std::filesystem::remove_all(dir);
 }
 
+// --student-dropout sets the students' hidden and attention dropout, from scratch and from an encoder;
+// unset, each keeps what it starts from; out of [0, 1) it is a one-line error naming the flag.
+TEST(Study, StudentDropoutSetsTheStudentsDropoutOnlyWhenGiven) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const Classifier teacher = load_classifier(fixture_model());
+  const ModelConfig& own = teacher.model.config();
+  SimulationSetup setup;
+  setup.teacher = fixture_model();
+  setup.pool = "unused";
+  for (const std::string& init : {std::string(), fixture_model()}) {
+    setup.student_init = init;
+    setup.student_dropout.reset();
+    const Transformer plain = make_student(setup, teacher, 3);
+    EXPECT_EQ(plain.config().hidden_dropout_prob, own.hidden_dropout_prob) << init;
+    EXPECT_EQ(plain.config().attention_probs_dropout_prob, own.attention_probs_dropout_prob) << init;
+    setup.student_dropout = 0.25;
+    const Transformer dropped = make_student(setup, teacher, 3);
+    EXPECT_EQ(dropped.config().hidden_dropout_prob, 0.25) << init;
+    EXPECT_EQ(dropped.config().attention_probs_dropout_prob, 0.25) << init;
+    // Only dropout changes: the same seed draws the same weights.
+    for (const auto& [name, w] : plain.weights()) EXPECT_TRUE(torch::equal(w, dropped.weights().at(name))) << init << " " << name;
+  }
+  for (double bad : {-0.1, 1.0}) {
+    setup.student_dropout = bad;
+    EXPECT_NE(test::error_of([&] { setup.validate(); }).find("--student-dropout"), std::string::npos) << bad;
+  }
+  test::expect_one_line_error(test::run_salient("smat evaluate --teacher " + fixture_model() +
+                                                " --pool sst2:train --explainer none --student-dropout 1.5"),
+                              "--student-dropout");
+}
+
 // The plausibility table: attention_all is the AUROC of the all-heads mean of the logits against
 // the rationale, a learned explainer that keeps one head scores as that head, and the oracle rows
 // are the best of every layer and every head.

@@ -19,6 +19,9 @@ void add_setup_options(CLI::App* cmd, smat::SimulationSetup& s) {
   cmd->add_option("--teacher", s.teacher, "trained teacher classifier directory (never changes)")->required();
   cmd->add_option("--student-init", s.student_init,
                   "encoder directory the students start from, e.g. models/pretrained (default: from scratch, the teacher's shape)");
+  cmd->add_option_function<double>(
+      "--student-dropout", [&s](const double& p) { s.student_dropout = p; },
+      "students' hidden and attention dropout, in [0, 1) (default: what they start from has)");
   cmd->add_option("--pool", s.pool, "dataset spec or file of student inputs, texts or (for a ViT teacher) images like fashion-mnist:train; labels unused: the teacher labels them")->required();
   cmd->add_option("--test-pool", s.test_pool, "draw the test set from this dataset instead of the pool (e.g. fashion-mnist:test)");
   cmd->add_option("--valid-pool", s.valid_pool, "draw the validation set from this dataset instead of the pool (e.g. fashion-mnist:val)");

@@ -39,11 +39,14 @@ std::string weights_fingerprint(const std::string& model_dir) {
 }
 
 nlohmann::json setup_json(const SimulationSetup& s) {
-  return {{"teacher", s.teacher},       {"teacher_weights", weights_fingerprint(s.teacher)},
+  nlohmann::json j = {{"teacher", s.teacher},       {"teacher_weights", weights_fingerprint(s.teacher)},
           {"student_init", s.student_init}, {"pool", s.pool},     {"data_dir", s.data_dir},
           {"test_pool", s.test_pool},   {"valid_pool", s.valid_pool},
           {"test_size", s.test_size},   {"valid_size", s.valid_size},     {"max_length", s.max_length},
           {"split_seed", s.split_seed}};
+  // Only when given, so that the studies written before the option resume unchanged.
+  if (s.student_dropout) j["student_dropout"] = *s.student_dropout;
+  return j;
 }
 
 nlohmann::json student_json(const StudentOptions& o) {
@@ -80,6 +83,8 @@ void SimulationSetup::validate() const {
   if (teacher.empty()) fail("--teacher: a trained teacher model directory is required");
   if (!dir_exists(teacher)) fail("--teacher: '{}' is not a directory", teacher);
   if (!student_init.empty() && !dir_exists(student_init)) fail("--student-init: '{}' is not a directory", student_init);
+  if (student_dropout && !(*student_dropout >= 0 && *student_dropout < 1))
+    fail("--student-dropout: must be in [0, 1), got {}", *student_dropout);
   if (pool.empty()) fail("--pool: a dataset spec or file of student texts is required");
   if (test_size < 1) fail("--test-size: must be ≥ 1, got {}", test_size);
   if (valid_size < 1) fail("--valid-size: must be ≥ 1, got {}", valid_size);
@@ -212,7 +217,10 @@ SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed
 
 Transformer make_student(const SimulationSetup& setup, const Classifier& teacher, uint64_t seed) {
   if (setup.student_init.empty() || teacher.model.config().is_vision()) {
-    Transformer t(teacher.model.config(), seed * 7919ULL + 17);
+    ModelConfig config = teacher.model.config();
+    if (setup.student_dropout)
+      config.hidden_dropout_prob = config.attention_probs_dropout_prob = *setup.student_dropout;
+    Transformer t(config, seed * 7919ULL + 17);
     t.to(teacher.model.device(), torch::kFloat32);
     return t;
   }
@@ -221,6 +229,7 @@ Transformer make_student(const SimulationSetup& setup, const Classifier& teacher
   lo.seed = seed * 7919ULL + 17;
   lo.labels = teacher.model.config().id2label;
   lo.pooling = teacher.model.config().pooling;  // the student reads its encoder as the teacher does
+  lo.hidden_dropout = lo.attention_dropout = setup.student_dropout;
   Classifier c = load_classifier(setup.student_init, lo);
   if (c.tokenizer.vocab_size() != teacher.tokenizer.vocab_size())
     fail("--student-init: '{}' has a vocabulary of {} pieces, the teacher's has {}", setup.student_init,

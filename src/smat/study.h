@@ -6,6 +6,7 @@
 // 25–75% range of simulability and marks the settings whose range does not overlap the no-explainer
 // student's, as the paper does.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ namespace salient::smat {
 struct SimulationSetup {
   std::string teacher;       // trained teacher classifier directory
   std::string student_init;  // encoder the students start from (a pretrained dir); empty: from scratch, teacher's shape
+  // The students' hidden and attention dropout; unset: what they start from has (a pre-trained
+  // encoder's own, e.g. 0 for salient's; the teacher's config from scratch). ELECTRA's is 0.1.
+  std::optional<double> student_dropout;
   std::string pool;          // dataset spec or file whose texts (labels unused) are split into test / valid / train
   // When given, test / valid are drawn from these (a seeded shuffle) instead of the pool, e.g. an
   // image study's fashion-mnist:test and fashion-mnist:val beside the pool fashion-mnist:train.
