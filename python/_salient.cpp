@@ -153,6 +153,7 @@ const Setters<SmatOptions>& smat_setters() {
   static const Setters<O> s = {
       {"teacher", [](O& o, const py::handle& v) { o.setup.teacher = v.cast<std::string>(); }},
       {"student_init", [](O& o, const py::handle& v) { o.setup.student_init = v.cast<std::string>(); }},
+      {"student_dropout", [](O& o, const py::handle& v) { o.setup.student_dropout = v.cast<double>(); }},
       {"pool", [](O& o, const py::handle& v) { o.setup.pool = v.cast<std::string>(); }},
       {"test_pool", [](O& o, const py::handle& v) { o.setup.test_pool = v.cast<std::string>(); }},
       {"valid_pool", [](O& o, const py::handle& v) { o.setup.valid_pool = v.cast<std::string>(); }},

@@ -40,6 +40,13 @@ def test_smat_train_and_evaluate_equal_the_cli(model_dir, run_cli, tmp_path):
     assert ev["run"]["history"] == cli["run"]["history"]
     assert ev["beta"] == 5.0 and ev["explainer"] == "smat"
     assert 0.0 <= ev["run"]["simulability"] <= 1.0
+    # student_dropout reaches the students: without dropout (the fixture has 0.1) they train otherwise.
+    ev0 = salient.smat.evaluate(model_dir, pool, explainer="none", size=8, seed=1, student_dropout=0.0, **SMAT)
+    cli0 = json.loads(run_cli(["smat", "evaluate", "--teacher", model_dir, "--pool", pool, "--explainer", "none",
+                               "--size", "8", "--seed", "1", "--student-dropout", "0", *SMAT_FLAGS]))
+    plain = salient.smat.evaluate(model_dir, pool, explainer="none", size=8, seed=1, **SMAT)
+    assert ev0["run"]["history"] == cli0["run"]["history"]
+    assert ev0["run"]["history"] != plain["run"]["history"]
 
     ex = salient.smat.explain(model_dir, ["a charming film"], got["explainer"])[0]
     assert ex.method == "smat" and ex.scores.sum() == pytest.approx(1.0, abs=1e-6)
@@ -52,7 +59,9 @@ def test_smat_train_and_evaluate_equal_the_cli(model_dir, run_cli, tmp_path):
         salient.smat.evaluate(model_dir, pool, normalizer="relu")
     with pytest.raises(ValueError, match="smat"):
         salient.smat.evaluate(model_dir, pool, explainer="smat", size=8, **SMAT)
-    assert "meta_lr" in salient.smat.options()
+    with pytest.raises(ValueError, match="student-dropout"):
+        salient.smat.evaluate(model_dir, pool, student_dropout=1.5)
+    assert "meta_lr" in salient.smat.options() and "student_dropout" in salient.smat.options()
 
 
 def test_sst_train_and_evaluate_equal_the_cli(model_dir, run_cli, tmp_path):
