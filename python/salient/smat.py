@@ -9,8 +9,9 @@ with a given teacher explainer.
 
 Options (keyword arguments, the CLI's flags with underscores; ``salient smat evaluate --help``):
 student_init, student_dropout, test_pool, valid_pool, data_dir, test_size, valid_size, max_length,
-split_seed (the setup); normalizer, optimizer, early_stopping, beta, lr, clip, weight_decay, batch_size, patience,
-max_epochs, meta_lr (the student); ig_steps and the *_temperature options (static explainers).
+split_seed (the setup); normalizer, optimizer, early_stopping, beta, lr, clip, weight_decay,
+batch_size, patience, max_epochs, meta_lr (the student); ig_steps and the *_temperature options
+(static explainers).
 The study over explainers × sizes × seeds is ``salient smat study``.
 """
 import os as _os

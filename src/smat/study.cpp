@@ -40,10 +40,10 @@ std::string weights_fingerprint(const std::string& model_dir) {
 
 nlohmann::json setup_json(const SimulationSetup& s) {
   nlohmann::json j = {{"teacher", s.teacher},       {"teacher_weights", weights_fingerprint(s.teacher)},
-          {"student_init", s.student_init}, {"pool", s.pool},     {"data_dir", s.data_dir},
-          {"test_pool", s.test_pool},   {"valid_pool", s.valid_pool},
-          {"test_size", s.test_size},   {"valid_size", s.valid_size},     {"max_length", s.max_length},
-          {"split_seed", s.split_seed}};
+                      {"student_init", s.student_init}, {"pool", s.pool},     {"data_dir", s.data_dir},
+                      {"test_pool", s.test_pool},   {"valid_pool", s.valid_pool},
+                      {"test_size", s.test_size},   {"valid_size", s.valid_size},     {"max_length", s.max_length},
+                      {"split_seed", s.split_seed}};
   // Only when given, so that the studies written before the option resume unchanged.
   if (s.student_dropout) j["student_dropout"] = *s.student_dropout;
   return j;

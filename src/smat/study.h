@@ -20,7 +20,8 @@ struct SimulationSetup {
   std::string teacher;       // trained teacher classifier directory
   std::string student_init;  // encoder the students start from (a pretrained dir); empty: from scratch, teacher's shape
   // The students' hidden and attention dropout; unset: what they start from has (a pre-trained
-  // encoder's own, e.g. 0 for salient's; the teacher's config from scratch). ELECTRA's is 0.1.
+  // encoder's own, e.g. 0 in models/pretrained-len64-cont; the teacher's config from scratch).
+  // ELECTRA-small's is 0.1.
   std::optional<double> student_dropout;
   std::string pool;          // dataset spec or file whose texts (labels unused) are split into test / valid / train
   // When given, test / valid are drawn from these (a seeded shuffle) instead of the pool, e.g. an
