@@ -540,6 +540,14 @@ TEST(Data, GenericJsonl) {
   EXPECT_EQ(ints.label_names, (std::vector<std::string>{"0", "1", "2"}));
   EXPECT_EQ(ints.records[0].label, 2);
   EXPECT_ERROR(salient::read_generic(q, {"neg", "pos"}), q + ":1: label 2 out of range 0..1");
+  // Integer labels are class ids: the largest allowed one names kMaxLabels classes, one more is an
+  // error (the fuzzer's 2 GB allocation was a label of 10^8 making 10^8 names).
+  q = write_temp("generic_big.jsonl", "{\"text\": \"a\", \"label\": 999999}\n");
+  EXPECT_EQ(salient::read_generic(q).label_names.size(), static_cast<size_t>(salient::kMaxLabels));
+  q = write_temp("generic_huge.jsonl", "{\"text\": \"a\", \"label\": 0}\n{\"text\": \"b\", \"label\": 100000000}\n");
+  EXPECT_ERROR(salient::read_generic(q), q + ":2: label 100000000 is too large (integer labels are class ids below 1000000)");
+  q = write_temp("generic_huge.csv", "text,label\na,1000000\n");
+  EXPECT_ERROR(salient::read_generic(q), q + ":2: label 1000000 is too large");
 
   p = write_temp("generic_bad_rat.jsonl", "{\"text\": \"a b\", \"label\": 0}\n{\"text\": \"a b\", \"rationale\": [1]}\n");
   EXPECT_ERROR(salient::read_generic(p), p + ":2: rationale has 1 values but the text has 2 words");

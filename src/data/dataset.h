@@ -30,6 +30,10 @@ struct Dataset {
   bool has_targets() const;  // every record has a regression target (and there is one)
 };
 
+// The most classes a dataset or a model's head may have. Integer labels are class ids, so the
+// count follows the largest label: without a bound, one label of 10^9 would build 10^9 names.
+constexpr int64_t kMaxLabels = 1'000'000;
+
 std::vector<std::string> split_whitespace(const std::string& s);
 
 // GLUE-style TSV with header (SST-2: sentence\tlabel; test: index\tsentence). CRLF tolerated.

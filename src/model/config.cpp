@@ -1,4 +1,5 @@
 #include "model/config.h"
+#include "data/dataset.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -187,7 +188,7 @@ void read_labels(FieldReader& r, ModelConfig& c, const std::string& path) {
       fail("{}: field 'num_labels' is {} but label2id has {} labels", path, num_labels, n);
   } else {
     if (num_labels < 1) fail("{}: field 'num_labels' must be at least 1 (got {})", path, num_labels);
-    if (num_labels > 1'000'000) fail("{}: field 'num_labels' is implausibly large ({})", path, num_labels);
+    if (num_labels > kMaxLabels) fail("{}: field 'num_labels' is implausibly large ({})", path, num_labels);
     for (int64_t i = 0; i < num_labels; ++i) names.push_back("LABEL_" + std::to_string(i));
   }
 

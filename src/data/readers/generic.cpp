@@ -74,6 +74,8 @@ std::vector<int64_t> resolve_labels(const std::vector<RawLabel>& raws, std::vect
     if (!r.present) continue;
     if (r.is_int) {
       if (r.value < 0) fail("{}: label {} is negative", r.where, r.value);
+      if (r.value >= kMaxLabels)
+        fail("{}: label {} is too large (integer labels are class ids below {})", r.where, r.value, kMaxLabels);
       ids[i] = r.value;
       max_id = std::max(max_id, r.value);
     } else {
