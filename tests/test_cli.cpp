@@ -181,6 +181,8 @@ TEST(Cli, TrainInitKeepsTheShapeAndReplacesDropoutOnlyWhenGiven) {
     expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " " + flag + " " + value), flag);
   expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " --dropout 1"), "--dropout");
   expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " --attention-dropout -0.1"), "--attention-dropout");
+  expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " --warmup 1"), "--warmup: must be in [0, 1) (got 1)");
+  expect_one_line_error(run("train --out " + tmp("init_bad") + fine + " --warmup nan"), "--warmup");
   EXPECT_FALSE(salient::dir_exists(tmp("init_bad")));
 
   r = run("train --out " + tmp("init_own") + fine);

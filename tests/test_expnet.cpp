@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -144,6 +145,25 @@ TEST(ExpNet, EmptyOrShortRationaleIsAOneLineError) {
     EXPECT_NE(std::string(e.what()).find("no human rationales"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_task_spec("cola=models/cola"), Error);
+}
+
+// The MLP's dropout is a rate in [0, 1): 1, a negative value and NaN are one-line errors naming it.
+TEST(ExpNet, DropoutOutsideZeroOneIsAOneLineError) {
+  ExpNetConfig c;
+  c.num_layers = 2;
+  c.num_heads = 4;
+  c.dropout = 0.5;
+  EXPECT_NO_THROW(ExpNet(c, 1));
+  for (double bad : {1.0, -0.1, std::nan("")}) {
+    c.dropout = bad;
+    try {
+      ExpNet(c, 1);
+      FAIL() << "no error for dropout " << bad;
+    } catch (const Error& e) {
+      EXPECT_TRUE(is_one_line(e.what()));
+      EXPECT_NE(std::string(e.what()).find("--dropout: must be in [0, 1)"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ExpNet, FocalLossIsHalfBceAtGammaZeroAlphaHalf) {

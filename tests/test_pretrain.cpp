@@ -518,6 +518,7 @@ TEST(PretrainCli, BadCorporaAndOptionsGiveOneLineErrors) {
   expect_one_line_error(run_salient("pretrain --corpus " + empty + vocab + " -o " + out), "no text");
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out + " --hidden 30 --heads 4"), "--hidden/--heads");
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out + " --mask-rate 1.5"), "--mask-rate");
+  expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out + " --warmup -0.1"), "--warmup: must be in [0, 1)");
   expect_one_line_error(run_salient("pretrain --corpus " + corpus_file() + vocab + " -o " + out + " --max-length 4"), "--max-length");
   expect_one_line_error(run_salient("corpus build -o " + out + "/c.txt --data-dir /nonexistent"), "--data-dir");
   expect_one_line_error(run_salient("corpus build -o " + out + "/c.txt --gcide /nonexistent/g.dict.dz"), "--gcide: '/nonexistent/g.dict.dz'");

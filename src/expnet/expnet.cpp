@@ -209,7 +209,7 @@ ExpNetConfig ExpNetConfig::from_json(const nlohmann::json& j, const std::string&
 ExpNet::ExpNet(ExpNetConfig config, uint64_t seed) : config_(std::move(config)) {
   if (config_.activation != "relu" && config_.activation != "gelu" && config_.activation != "tanh")
     fail("--activation: must be relu, gelu or tanh (got '{}')", config_.activation);
-  if (config_.dropout < 0 || config_.dropout >= 1) fail("--dropout: must be in [0, 1) (got {})", config_.dropout);
+  require_fraction_below_one("--dropout", config_.dropout);
   for (int64_t h : config_.hidden)
     if (h <= 0) fail("--hidden: layer sizes must be positive (got {})", h);
   if (config_.input_dim <= 0) config_.input_dim = config_.features.dim(config_.num_layers, config_.num_heads);
@@ -464,7 +464,7 @@ ExpNetTrainResult train_expnet(const std::vector<const TaskSplit*>& train, const
   if (o.max_epochs <= 0) fail("--epochs: must be positive (got {})", o.max_epochs);
   if (o.patience <= 0) fail("--patience: must be positive (got {})", o.patience);
   if (!(o.lr > 0)) fail("--lr: must be positive (got {})", o.lr);
-  if (!(o.model.dropout >= 0 && o.model.dropout < 1)) fail("--dropout: must be in [0, 1) (got {})", o.model.dropout);
+  require_fraction_below_one("--dropout", o.model.dropout);
   if (train.empty()) fail("ExpNet training: no source task");
   o.model.features.validate("--features");
   const auto start = std::chrono::steady_clock::now();

@@ -319,7 +319,8 @@ void check_options(const PretrainOptions& o) {
   if (!(o.masking.rate > 0 && o.masking.rate < 1)) fail("--mask-rate: must be in (0, 1) (got {})", o.masking.rate);
   if (!(o.heldout_share > 0 && o.heldout_share < 0.5)) fail("--heldout: must be in (0, 0.5) (got {})", o.heldout_share);
   if (o.eval_every < 1 || o.save_every < 1) fail("--eval-every/--save-every: must be positive");
-  if (!(o.dropout >= 0 && o.dropout < 1)) fail("--dropout: must be in [0, 1) (got {})", o.dropout);
+  require_fraction_below_one("--dropout", o.dropout);
+  require_fraction_below_one("--warmup", o.warmup_ratio);
 }
 
 }  // namespace

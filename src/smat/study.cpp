@@ -83,8 +83,7 @@ void SimulationSetup::validate() const {
   if (teacher.empty()) fail("--teacher: a trained teacher model directory is required");
   if (!dir_exists(teacher)) fail("--teacher: '{}' is not a directory", teacher);
   if (!student_init.empty() && !dir_exists(student_init)) fail("--student-init: '{}' is not a directory", student_init);
-  if (student_dropout && !(*student_dropout >= 0 && *student_dropout < 1))
-    fail("--student-dropout: must be in [0, 1), got {}", *student_dropout);
+  if (student_dropout) require_fraction_below_one("--student-dropout", *student_dropout);
   if (pool.empty()) fail("--pool: a dataset spec or file of student texts is required");
   if (test_size < 1) fail("--test-size: must be ≥ 1, got {}", test_size);
   if (valid_size < 1) fail("--valid-size: must be ≥ 1, got {}", valid_size);

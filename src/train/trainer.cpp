@@ -356,7 +356,8 @@ TrainResult train_classifier(const TrainOptions& o_in) {
   if (o.batch_size <= 0) fail("--batch-size: must be positive (got {})", o.batch_size);
   if (o.lr <= 0) fail("--lr: must be positive (got {})", o.lr);
   for (const auto& [flag, value] : {std::pair{"--dropout", o.dropout}, std::pair{"--attention-dropout", o.attention_dropout}})
-    if (value && !(*value >= 0 && *value < 1)) fail("{}: must be in [0, 1) (got {})", flag, *value);
+    if (value) require_fraction_below_one(flag, *value);
+  require_fraction_below_one("--warmup", o.warmup_ratio);
   if (o.max_length < 4) fail("--max-length: must be at least 4 (got {})", o.max_length);
   if (o.regression) {
     metric_value(RegressionMetrics{}, o.select_metric);

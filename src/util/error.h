@@ -21,4 +21,10 @@ template <typename... Args>
 // UTF-8 become U+FFFD (a message may be sent as JSON, which must be UTF-8).
 std::string one_line(std::string s);
 
+// Dropout rates and warm-up shares: a value in [0, 1), else a one-line error naming the flag (NaN
+// fails too).
+inline void require_fraction_below_one(const char* flag, double value) {
+  if (!(value >= 0 && value < 1)) fail("{}: must be in [0, 1) (got {})", flag, value);
+}
+
 }  // namespace salient

@@ -39,11 +39,10 @@ void check_options(const VitTrainOptions& o) {
   if (o.epochs <= 0) fail("--epochs: must be positive (got {})", o.epochs);
   if (!(o.lr > 0 && std::isfinite(o.lr))) fail("--lr: must be positive (got {})", o.lr);
   if (!(o.weight_decay >= 0)) fail("--weight-decay: must be >= 0 (got {})", o.weight_decay);
-  if (!(o.warmup_ratio >= 0 && o.warmup_ratio < 1)) fail("--warmup: must be in [0, 1) (got {})", o.warmup_ratio);
+  require_fraction_below_one("--warmup", o.warmup_ratio);
   if (!(o.clip_norm >= 0)) fail("--clip: must be >= 0 (got {})", o.clip_norm);
-  if (!(o.dropout >= 0 && o.dropout < 1)) fail("--dropout: must be in [0, 1) (got {})", o.dropout);
-  if (!(o.attention_dropout >= 0 && o.attention_dropout < 1))
-    fail("--attention-dropout: must be in [0, 1) (got {})", o.attention_dropout);
+  require_fraction_below_one("--dropout", o.dropout);
+  require_fraction_below_one("--attention-dropout", o.attention_dropout);
   if (!(o.max_minutes >= 0)) fail("--max-minutes: must be >= 0 (got {})", o.max_minutes);
   if (o.max_train_examples < 0) fail("--max-train-examples: must be >= 0 (got {})", o.max_train_examples);
 }
