@@ -491,6 +491,17 @@ TEST(Data, SstTreeErrors) {
   EXPECT_ERROR(salient::read_sst_trees(p), p + ":1: phrase node has more than two children");
   p = write_temp("tree_empty_leaf.txt", "(3 (2 ) (3 b))\n");
   EXPECT_ERROR(salient::read_sst_trees(p), p + ":1: empty leaf");
+  // Nesting is bounded (the parser recurses): 200,000 levels would overflow the stack.
+  std::string deep;
+  for (int i = 0; i < 200000; ++i) deep += "(3 ";
+  p = write_temp("tree_deep.txt", deep + "\n");
+  EXPECT_ERROR(salient::read_sst_trees(p), p + ":1: tree nested deeper than 1000 levels");
+  // 1000 levels parse: a right-branching chain whose left children are leaves.
+  std::string chain;
+  for (int i = 0; i < 999; ++i) chain += "(3 (2 a) ";
+  chain += "(3 b)" + std::string(999, ')');
+  p = write_temp("tree_chain.txt", chain + "\n");
+  EXPECT_EQ(salient::read_sst_trees(p).at(0).words.size(), 1000u);
 }
 
 // ---- GLUE / CoLA malformed rows ----

@@ -11,6 +11,10 @@ using namespace data_detail;
 
 namespace {
 
+// The parser recurses once per level. SST's trees are at most a few dozen levels deep; the bound
+// turns a pathological line into an error instead of a stack overflow.
+constexpr int kMaxTreeDepth = 1000;
+
 class TreeParser {
  public:
   TreeParser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
@@ -18,7 +22,7 @@ class TreeParser {
   SstTree parse() {
     SstTree tree;
     skip_space();
-    tree.root = parse_node(tree);
+    tree.root = parse_node(tree, 1);
     skip_space();
     if (pos_ != s_.size()) error("unexpected text after the end of the tree");
     return tree;
@@ -32,7 +36,8 @@ class TreeParser {
     while (pos_ < s_.size() && is_space(s_[pos_])) ++pos_;
   }
 
-  int parse_node(SstTree& tree) {
+  int parse_node(SstTree& tree, int depth) {
+    if (depth > kMaxTreeDepth) error(fmt::format("tree nested deeper than {} levels", kMaxTreeDepth));
     if (pos_ >= s_.size() || s_[pos_] != '(') error("expected '('");
     ++pos_;
     size_t label_begin = pos_;
@@ -50,10 +55,10 @@ class TreeParser {
     if (pos_ < s_.size() && s_[pos_] == '(') {
       // Phrase: exactly two children (the SST trees are binarised).
       int begin = static_cast<int>(tree.words.size());
-      int left = parse_node(tree);
+      int left = parse_node(tree, depth + 1);
       skip_space();
       if (pos_ >= s_.size() || s_[pos_] != '(') error("phrase node needs two children");
-      int right = parse_node(tree);
+      int right = parse_node(tree, depth + 1);
       skip_space();
       if (pos_ >= s_.size()) error("unbalanced parentheses: missing ')'");
       if (s_[pos_] != ')') error("phrase node has more than two children");
