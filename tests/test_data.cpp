@@ -557,6 +557,8 @@ TEST(Data, GenericJsonl) {
   EXPECT_EQ(salient::read_generic(q).label_names.size(), static_cast<size_t>(salient::kMaxLabels));
   q = write_temp("generic_huge.jsonl", "{\"text\": \"a\", \"label\": 0}\n{\"text\": \"b\", \"label\": 100000000}\n");
   EXPECT_ERROR(salient::read_generic(q), q + ":2: label 100000000 is too large (integer labels are class ids below 1000000)");
+  q = write_temp("generic_u64.jsonl", "{\"text\": \"a\", \"label\": 18446744073709551615}\n");
+  EXPECT_ERROR(salient::read_generic(q), q + ":1: label 18446744073709551615 is too large");
   q = write_temp("generic_huge.csv", "text,label\na,1000000\n");
   EXPECT_ERROR(salient::read_generic(q), q + ":2: label 1000000 is too large");
 

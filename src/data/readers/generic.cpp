@@ -112,7 +112,10 @@ Dataset read_generic_jsonl(const std::string& path, std::vector<std::string> lab
     RawLabel raw;
     raw.where = where;
     if (auto it = obj.find("label"); it != obj.end() && !it->is_null()) {
-      if (it->is_number_integer()) {
+      if (it->is_number_unsigned() && it->get<uint64_t>() >= static_cast<uint64_t>(kMaxLabels)) {
+        // Beyond int64 the value would wrap negative: report it as the file wrote it.
+        fail("{}: label {} is too large (integer labels are class ids below {})", where, it->get<uint64_t>(), kMaxLabels);
+      } else if (it->is_number_integer()) {
         raw.present = raw.is_int = true;
         raw.value = it->get<int64_t>();
         raw.name = std::to_string(raw.value);
