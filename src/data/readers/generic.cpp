@@ -1,6 +1,7 @@
 // Generic CSV / TSV / JSONL files with text, optional text_pair, label (an id or a name), optional
 // rationale and target.
 #include "data/dataset.h"
+#include <limits>
 #include <map>
 #include "data/readers/reader_util.h"
 #include "util/io.h"
@@ -50,7 +51,7 @@ std::vector<int64_t> resolve_labels(const std::vector<RawLabel>& raws, std::vect
         ids[i] = it - label_names.begin();
       } else if (r.is_int) {
         if (r.value < 0 || r.value >= static_cast<int64_t>(label_names.size()))
-          fail("{}: label {} out of range 0..{}", r.where, r.value, label_names.size() - 1);
+          fail("{}: label {} out of range 0..{}", r.where, r.name, label_names.size() - 1);
         ids[i] = r.value;
       } else {
         fail("{}: unknown label {}", r.where, quote_for_error(r.name));
@@ -73,9 +74,9 @@ std::vector<int64_t> resolve_labels(const std::vector<RawLabel>& raws, std::vect
     const RawLabel& r = raws[i];
     if (!r.present) continue;
     if (r.is_int) {
-      if (r.value < 0) fail("{}: label {} is negative", r.where, r.value);
+      if (r.value < 0) fail("{}: label {} is negative", r.where, r.name);
       if (r.value >= kMaxLabels)
-        fail("{}: label {} is too large (integer labels are class ids below {})", r.where, r.value, kMaxLabels);
+        fail("{}: label {} is too large (integer labels are class ids below {})", r.where, r.name, kMaxLabels);
       ids[i] = r.value;
       max_id = std::max(max_id, r.value);
     } else {
@@ -112,13 +113,14 @@ Dataset read_generic_jsonl(const std::string& path, std::vector<std::string> lab
     RawLabel raw;
     raw.where = where;
     if (auto it = obj.find("label"); it != obj.end() && !it->is_null()) {
-      if (it->is_number_unsigned() && it->get<uint64_t>() >= static_cast<uint64_t>(kMaxLabels)) {
-        // Beyond int64 the value would wrap negative: report it as the file wrote it.
-        fail("{}: label {} is too large (integer labels are class ids below {})", where, it->get<uint64_t>(), kMaxLabels);
-      } else if (it->is_number_integer()) {
+      if (it->is_number_integer()) {
         raw.present = raw.is_int = true;
-        raw.value = it->get<int64_t>();
-        raw.name = std::to_string(raw.value);
+        // Beyond int64 the value saturates (resolve_labels refuses it as too large) instead of
+        // wrapping negative; errors quote the label as the file wrote it.
+        const bool beyond_int64 = it->is_number_unsigned() &&
+                                  it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+        raw.value = beyond_int64 ? std::numeric_limits<int64_t>::max() : it->get<int64_t>();
+        raw.name = it->dump();
       } else if (it->is_string()) {
         raw = raw_label_from_string(it->get<std::string>(), where);
       } else {
