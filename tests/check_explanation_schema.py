@@ -108,6 +108,15 @@ def main():
         checked += len(check_lines(validator, run(binary, ["sst", "explain", "--model", str(sst)], inputs), "sst explain", 3))
         out = run(binary, ["explain", "--model", str(sst), "--method", "sst", "--sst-scores", "selection"], inputs)
         checked += len(check_lines(validator, out, "explain --method sst", 3))
+        # SMaT's learned head explainer (a coefficient file as `smat train` writes it; 2 layers x 4 heads).
+        smat = tmp / "smat_explainer.json"
+        smat.write_text(json.dumps({"method": "smat", "normalizer": "sparsemax", "num_layers": 2, "num_heads": 4,
+                                    "layers": [0, 1], "coefficient_logits": [0.3, 0.1, 0.2, 0.0, 0.25, 0.05, 0.15, 0.1]}))
+        out = run(binary, ["explain", "--model", model, "--method", "smat", "--smat", str(smat)], inputs)
+        objs = check_lines(validator, out, "explain --method smat", 3)
+        if objs[0]["method"] != "smat" or abs(sum(objs[0]["token_scores"]) - 1) > 1e-4:
+            sys.exit("FAIL: explain --method smat: method, or scores that are not a distribution over the tokens")
+        checked += len(objs)
     print(f"{checked} explanations valid against {schema_path}: 1 passed, 0 failed")
 
 
