@@ -8,7 +8,9 @@
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
 #        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
 #        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder, at lr 2e-4 with
-#        dropout 0.1 as scripts/train_models.sh does, instead of the quickstart shape from scratch)
+#        dropout 0.1 as scripts/train_models.sh does, instead of the quickstart shape from scratch;
+#        HIDDEN=N changes the from-scratch shape's width, default the quickstart's 128, with an
+#        intermediate layer of 4 × HIDDEN; layers and heads stay 2 × 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -20,6 +22,7 @@ SIZES=${SIZES:-500}
 SEEDS=${SEEDS:-0,9,11,30,69}
 EXPLAINERS=${EXPLAINERS:-none,saliency,grad_x_input,ig,attention_all,attention_last,smat}
 TEACHER=${TEACHER:-models/sst2-teacher}
+HIDDEN=${HIDDEN:-128}
 mkdir -p "$OUT"
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
@@ -30,7 +33,7 @@ if [ ! -f "$OUT/teacher_test.json" ]; then
   if [ -n "${TEACHER_INIT:-}" ]; then
     SHAPE=(--init "$TEACHER_INIT" --lr 2e-4 --dropout 0.1 --attention-dropout 0.1)
   else
-    SHAPE=(--vocab "$SHARED/data/bert_base_uncased_tokenizer" --hidden 128 --layers 2 --heads 4 --intermediate 512)
+    SHAPE=(--vocab "$SHARED/data/bert_base_uncased_tokenizer" --hidden "$HIDDEN" --layers 2 --heads 4 --intermediate $((4 * HIDDEN)))
   fi
   "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
     --dev sst2:dev --out "$TEACHER" "${SHAPE[@]}" --max-length 64 --epochs 3 \
