@@ -1,8 +1,8 @@
 #pragma once
 // One interface for every post-hoc explainer: explain a batch of encoded inputs for target
 // classes → one score per token ([CLS]/[SEP] included) plus method extras. Methods are created
-// by name from a registry (registry.cpp lists them explicitly: static-initialiser registration
-// would be dropped by the linker from a static library).
+// by name from a registry (registry.inc lists them explicitly, read by explainer.cpp:
+// static-initialiser registration would be dropped by the linker from a static library).
 #include <cstdint>
 #include <functional>
 #include <limits>
