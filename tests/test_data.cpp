@@ -561,6 +561,10 @@ TEST(Data, GenericJsonl) {
   EXPECT_ERROR(salient::read_generic(q), q + ":1: label 18446744073709551615 is too large");
   q = write_temp("generic_huge.csv", "text,label\na,1000000\n");
   EXPECT_ERROR(salient::read_generic(q), q + ":2: label 1000000 is too large");
+  q = write_temp("generic_u64.csv", "text,label\na,99999999999999999999\nb,0\n");  // beyond int64: not a name
+  EXPECT_ERROR(salient::read_generic(q), q + ":2: label 99999999999999999999 is too large");
+  q = write_temp("generic_i64.csv", "text,label\na,-99999999999999999999\n");
+  EXPECT_ERROR(salient::read_generic(q), q + ":2: label -99999999999999999999 is negative");
 
   p = write_temp("generic_bad_rat.jsonl", "{\"text\": \"a b\", \"label\": 0}\n{\"text\": \"a b\", \"rationale\": [1]}\n");
   EXPECT_ERROR(salient::read_generic(p), p + ":2: rationale has 1 values but the text has 2 words");

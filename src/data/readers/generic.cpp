@@ -1,6 +1,7 @@
 // Generic CSV / TSV / JSONL files with text, optional text_pair, label (an id or a name), optional
 // rationale and target.
 #include "data/dataset.h"
+#include <charconv>
 #include <limits>
 #include <map>
 #include "data/readers/reader_util.h"
@@ -35,6 +36,16 @@ RawLabel raw_label_from_string(const std::string& s, const std::string& where) {
   raw.present = true;
   raw.name = t;
   raw.is_int = parse_int(t, raw.value);
+  if (!raw.is_int) {
+    // An integer beyond int64 saturates, so resolve_labels refuses it as too large (or negative)
+    // instead of taking it for a class name; errors quote it as the file wrote it.
+    int64_t unused = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), unused);
+    if (ec == std::errc::result_out_of_range && end == t.data() + t.size()) {
+      raw.is_int = true;
+      raw.value = t[0] == '-' ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    }
+  }
   return raw;
 }
 
@@ -114,13 +125,7 @@ Dataset read_generic_jsonl(const std::string& path, std::vector<std::string> lab
     raw.where = where;
     if (auto it = obj.find("label"); it != obj.end() && !it->is_null()) {
       if (it->is_number_integer()) {
-        raw.present = raw.is_int = true;
-        // Beyond int64 the value saturates (resolve_labels refuses it as too large) instead of
-        // wrapping negative; errors quote the label as the file wrote it.
-        const bool beyond_int64 = it->is_number_unsigned() &&
-                                  it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-        raw.value = beyond_int64 ? std::numeric_limits<int64_t>::max() : it->get<int64_t>();
-        raw.name = it->dump();
+        raw = raw_label_from_string(it->dump(), where);  // as a CSV field with the same digits
       } else if (it->is_string()) {
         raw = raw_label_from_string(it->get<std::string>(), where);
       } else {
