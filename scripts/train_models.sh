@@ -25,11 +25,12 @@ if [ -n "${INIT:-}" ]; then SHAPE=(--init "$INIT"); RATE=(--lr "${INIT_LR:-2e-4}
 # DROPOUT=X: hidden and attention dropout of every run (default: 0.1 from scratch, the encoder's own
 # with INIT; e.g. DROPOUT=0.1 to fine-tune an encoder pre-trained without dropout).
 DROP=(${DROPOUT:+--dropout "$DROPOUT" --attention-dropout "$DROPOUT"})
+# SEED=N: the seed of every run (default 13), e.g. with another SUFFIX to measure the spread over seeds.
 mkdir -p models runs
 train() {  # task, then train options
   local task=$1; shift
   "$BIN" --threads "$THREADS" train --out "models/$task$SUFFIX" "${SHAPE[@]}" "${RATE[@]}" "${DROP[@]}" \
-    --seed 13 --resume "$@" \
+    --seed "${SEED:-13}" --resume "$@" \
     > "runs/train_$task$SUFFIX.json.tmp" 2> "runs/train_$task$SUFFIX.log"
   # Moved in whole: a table read during the run (pretrain_vs_scratch.sh) never sees a partial file.
   mv "runs/train_$task$SUFFIX.json.tmp" "runs/train_$task$SUFFIX.json"
