@@ -35,17 +35,15 @@ RawLabel raw_label_from_string(const std::string& s, const std::string& where) {
   if (t.empty()) return raw;  // unlabelled
   raw.present = true;
   raw.name = t;
-  raw.is_int = parse_int(t, raw.value);
-  if (!raw.is_int) {
-    // An integer beyond int64 saturates, so resolve_labels refuses it as too large (or negative)
-    // instead of taking it for a class name; errors quote it as the file wrote it.
-    int64_t unused = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), unused);
-    if (ec == std::errc::result_out_of_range && end == t.data() + t.size()) {
-      raw.is_int = true;
-      raw.value = t[0] == '-' ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-    }
-  }
+  // One strict parse (the whole field, optional '-', digits). An integer beyond int64 saturates, so
+  // resolve_labels refuses it as too large (or negative) instead of taking it for a class name;
+  // errors quote it as the file wrote it.
+  const char* last = t.data() + t.size();
+  const auto [end, ec] = std::from_chars(t.data(), last, raw.value);
+  const bool beyond_int64 = ec == std::errc::result_out_of_range;
+  raw.is_int = end == last && (ec == std::errc() || beyond_int64);
+  if (raw.is_int && beyond_int64)
+    raw.value = t[0] == '-' ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   return raw;
 }
 
