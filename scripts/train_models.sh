@@ -57,8 +57,11 @@ for t in "${tasks[@]}"; do
           held_out cola cola:ood ;;  # GLUE's CoLA test labels are not public: the out-of-domain dev set
     # From scratch it stayed at chance (docs/training.md); fine-tuning the SST-2 model (same
     # domain, movie reviews) with its position table grown to 256 works. A pre-trained encoder
-    # is fine-tuned directly (its position table tiled to 256).
-    eraser) if [ -n "${INIT:-}" ]; then
+    # is fine-tuned directly (its position table tiled to 256), or with ERASER_FROM=sst2 through
+    # its own SST-2 model as from scratch (docs/pretraining.md: far better from 1,599 documents).
+    eraser) case ${ERASER_FROM:-encoder} in encoder|sst2) ;;
+              *) echo "ERASER_FROM: '$ERASER_FROM' is not encoder or sst2" >&2; exit 2 ;; esac
+            if [ -n "${INIT:-}" ] && [ "${ERASER_FROM:-encoder}" = encoder ]; then
               train eraser --extend-positions --train eraser:train --dev eraser:val --max-length 256 \
                 --batch-size 16 --epochs 6 --max-minutes 15
             else
