@@ -16,9 +16,7 @@ SEEDS=${SEEDS:-13 14 15}
 TABLE=${TABLE:-runs/pretrain_seeds.md}
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(sst2 hatexplain cola)
-for t in "${tasks[@]}"; do
-  case $t in sst2|hatexplain|cola|eraser) ;; *) echo "unknown task '$t' (sst2, hatexplain, cola, eraser)" >&2; exit 2 ;; esac
-done
+python3 scripts/held_out.py check "${tasks[@]}"
 for seed in $SEEDS; do
   [[ $seed =~ ^[0-9]+$ ]] || { echo "SEEDS: '$seed' is not a non-negative integer" >&2; exit 2; }
 done
@@ -51,19 +49,18 @@ for job in "${jobs[@]}"; do
 done
 while [ $running -gt 0 ]; do wait -n || status=1; running=$((running - 1)); done
 [ $status -eq 0 ] || exit 1
-python3 - "$TABLE.tmp" "${tasks[*]}" "$SEEDS" $ARMS <<'PY'
-import json, statistics, sys
+PYTHONPATH=scripts python3 - "$TABLE.tmp" "${tasks[*]}" "$SEEDS" $ARMS <<'PY'
+import statistics, sys
+from held_out import HELD_OUT, reported
 out, tasks, seeds, arms = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4:]
-held = {"sst2": ("sst2:test", "accuracy"), "cola": ("cola:ood", "mcc"),
-        "hatexplain": ("hatexplain:test", "macro_f1"), "eraser": ("eraser:test", "accuracy")}
 with open(out, "w") as f:
     f.write(f"| task | held-out split, metric | arm (encoder) | mean | sd | seeds {', '.join(seeds)} |\n")
     f.write("|---|---|---|---|---|---|\n")
     for task in tasks:
-        split, metric = held[task]
+        split, metric = HELD_OUT[task]
         for arm in arms:
             name, encoder = arm.split("=", 1)
-            values = [json.load(open(f"runs/test_{task}-{name}-s{seed}.json"))[metric] for seed in seeds]
+            values = [reported(task, f"-{name}-s{seed}") for seed in seeds]
             sd = statistics.stdev(values) if len(values) > 1 else float("nan")
             f.write(f"| {task} | {split}, {metric} | {name} ({'from scratch' if encoder == '-' else encoder}) | "
                     f"{statistics.mean(values):.3f} | {sd:.3f} | {', '.join(f'{v:.3f}' for v in values)} |\n")

@@ -23,9 +23,7 @@ LAYERS=$(shape num_hidden_layers) HIDDEN=$(shape hidden_size) HEADS=$(shape num_
 INTERMEDIATE=$(shape intermediate_size)
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(cola hatexplain sst2 eraser)
-for t in "${tasks[@]}"; do
-  case $t in sst2|hatexplain|cola|eraser) ;; *) echo "unknown task '$t' (sst2, hatexplain, cola, eraser)" >&2; exit 2 ;; esac
-done
+python3 scripts/held_out.py check "${tasks[@]}"
 for t in "${tasks[@]}"; do
   # ERASER from scratch starts from the scratch SST-2 model (train_models.sh makes it if missing).
   SUFFIX=$PRE_SUFFIX INIT_LR=${INIT_LR:-2e-4} scripts/train_models.sh "$t" &
@@ -39,18 +37,18 @@ for t in "${tasks[@]}"; do
   [ $status -eq 0 ] || { echo "$t: a run failed (logs: runs/train_$t*.log)" >&2; exit 1; }
 done
 # The table: the reported metric of each task on its held-out split (train_models.sh's choice).
-python3 - "$PRE_SUFFIX" "$SCRATCH_SUFFIX" "$INIT" > "$TABLE.tmp" <<'EOF'
+PYTHONPATH=scripts python3 - "$PRE_SUFFIX" "$SCRATCH_SUFFIX" "$INIT" > "$TABLE.tmp" <<'EOF'
 import json, os, sys
+from held_out import HELD_OUT, reported
 pre, scratch, init = sys.argv[1:]
-held = {"sst2": ("sst2:test", "accuracy"), "cola": ("cola:ood", "mcc"),
-        "hatexplain": ("hatexplain:test", "macro_f1"), "eraser": ("eraser:test", "accuracy")}
 print(f"| task | held-out split | metric | from scratch (`{scratch}`) | from `{init}` (`{pre}`) | best dev epoch (scratch / pre-trained) |")
 print("|---|---|---|---|---|---|")
-def read(path, key, form, missing):  # one field of a run's JSON output
-    return form.format(json.load(open(path))[key]) if os.path.exists(path) else missing
-for task, (split, metric) in held.items():
-    cells = [read(f"runs/test_{task}{suffix}.json", metric, "{:.3f}", "not run") for suffix in (scratch, pre)]
-    epochs = [read(f"runs/train_{task}{suffix}.json", "best_epoch", "{}", "-") for suffix in (scratch, pre)]
+def best_epoch(task, suffix):
+    path = f"runs/train_{task}{suffix}.json"
+    return str(json.load(open(path))["best_epoch"]) if os.path.exists(path) else "-"
+for task, (split, metric) in HELD_OUT.items():
+    cells = ["not run" if (v := reported(task, suffix)) is None else f"{v:.3f}" for suffix in (scratch, pre)]
+    epochs = [best_epoch(task, suffix) for suffix in (scratch, pre)]
     print(f"| {task} | {split} | {metric} | {cells[0]} | {cells[1]} | {' / '.join(epochs)} |")
 EOF
 mv "$TABLE.tmp" "$TABLE"
