@@ -25,8 +25,9 @@ BASELINES=${BASELINES:-random,saliency,grad_x_input,ig,occlusion,raw_attention,a
 what=${1:-all}
 case $what in expnet|variant|attattr|all) ;; *) echo "unknown part '$what' (expnet, variant, attattr, all)" >&2; exit 2 ;; esac
 IFS=, read -ra suffixes <<< "$SUFFIXES"
+needed=(sst2 hatexplain eraser); [ "$what" = attattr ] && needed=(sst2)  # AttAttr reads the SST-2 model only
 for s in "${suffixes[@]}"; do
-  for t in sst2 hatexplain eraser; do
+  for t in "${needed[@]}"; do
     [ -f "models/$t$s/config.json" ] || { echo "models/$t$s/config.json not found (scripts/pretrain_vs_scratch.sh makes it)" >&2; exit 2; }
   done
 done

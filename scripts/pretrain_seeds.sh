@@ -3,9 +3,10 @@
 # held-out metric of each task: mean, standard deviation and every seed (docs/pretraining.md). One
 # seed per side is within the noise of these splits; this measures the spread.
 #   ARMS="scratch=- tasks=models/pretrained-small-tasks" SEEDS="13 14 15" scripts/pretrain_seeds.sh [sst2 hatexplain cola eraser]
-# ARMS: NAME=DIR pairs; DIR "-" is scripts/train_models.sh from scratch (the docs' task-model recipe:
+# ARMS: NAME=DIR pairs; DIR "-" is scripts/train_models.sh from scratch (INIT=none: the recipe of quickstart.sh,
 #   2 layers, hidden 128, 4 heads, its default lr), any other DIR an encoder fine-tuned with
-#   INIT=DIR (peak lr INIT_LR, default 2e-4; DROPOUT, default 0.1).
+#   INIT=DIR (peak lr INIT_LR, default 2e-4; DROPOUT, default 0.1). ERASER goes through each arm's
+#   SST-2 model; ERASER_FROM=encoder fine-tunes an encoder arm's ERASER from the encoder directly.
 # Runs go two at a time, one thread each; models land in models/<task>-<NAME>-s<SEED>, held-out
 # metrics in runs/test_<task>-<NAME>-s<SEED>.json (a finished run is only re-evaluated), the table in
 # $TABLE (default runs/pretrain_seeds.md).
@@ -32,7 +33,7 @@ mkdir -p runs
 run_one() {  # name dir seed tasks...
   local name=$1 dir=$2 seed=$3; shift 3
   if [ "$dir" = - ]; then
-    env -u INIT SUFFIX="-$name-s$seed" SEED="$seed" THREADS=1 scripts/train_models.sh "$@"
+    INIT=none ERASER_FROM=sst2 SUFFIX="-$name-s$seed" SEED="$seed" THREADS=1 scripts/train_models.sh "$@"
   else
     INIT="$dir" INIT_LR="${INIT_LR:-2e-4}" DROPOUT="${DROPOUT:-0.1}" SUFFIX="-$name-s$seed" SEED="$seed" \
       THREADS=1 scripts/train_models.sh "$@"

@@ -25,10 +25,11 @@ tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(cola hatexplain sst2 eraser)
 python3 scripts/held_out.py check "${tasks[@]}"
 for t in "${tasks[@]}"; do
-  # ERASER from scratch starts from the scratch SST-2 model (train_models.sh makes it if missing).
-  SUFFIX=$PRE_SUFFIX INIT_LR=${INIT_LR:-2e-4} scripts/train_models.sh "$t" &
+  # ERASER from scratch starts from the scratch SST-2 model (train_models.sh makes it if missing);
+  # the encoder side fine-tunes the encoder directly unless ERASER_FROM=sst2.
+  SUFFIX=$PRE_SUFFIX INIT_LR=${INIT_LR:-2e-4} ERASER_FROM=${ERASER_FROM:-encoder} scripts/train_models.sh "$t" &
   pre=$!
-  env -u INIT SUFFIX=$SCRATCH_SUFFIX LR=${SCRATCH_LR:-2e-4} LAYERS=$LAYERS HIDDEN=$HIDDEN HEADS=$HEADS \
+  INIT=none ERASER_FROM=sst2 SUFFIX=$SCRATCH_SUFFIX LR=${SCRATCH_LR:-2e-4} LAYERS=$LAYERS HIDDEN=$HIDDEN HEADS=$HEADS \
     INTERMEDIATE=$INTERMEDIATE scripts/train_models.sh "$t" &
   scratch=$!
   status=0

@@ -3,6 +3,8 @@
 # SST-2 sentiment classifier from scratch on ../shared/data (about 15 minutes on 2 cores), then
 # classify a few sentences with it and explain one with integrated gradients.
 #   QUICK=1 scripts/quickstart.sh   trains for 3 minutes instead (lower accuracy)
+# The model, models/sst2-scratch, is the from-scratch SST-2 model of scripts/train_models.sh
+# (INIT=none, same recipe); the docs' models/sst2 is fine-tuned from a pre-trained encoder instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -13,7 +15,7 @@ SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 export SALIENT_SHARED=$SHARED
 MINUTES=15
 [ "${QUICK:-0}" = "1" ] && MINUTES=3
-MODEL=${MODEL_DIR:-models/sst2}
+MODEL=${MODEL_DIR:-models/sst2-scratch}
 if [ ! -f "$MODEL/model.safetensors" ]; then
   $BIN --threads 2 train --train sst2:train --dev sst2:dev --out "$MODEL" \
     --vocab "$SHARED/data/bert_base_uncased_tokenizer" \

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Trains the task classifiers used across docs/ (from scratch: bert-base-uncased vocabulary,
-# 2 layers, 4 heads, hidden 128 so attention features align across tasks for ExpNet; or, with
-# INIT, fine-tuned from a pre-trained encoder).
+# Trains the task classifiers used across docs/: 2 layers, 4 heads, hidden 128 (so attention
+# features align across tasks for ExpNet), bert-base-uncased vocabulary, fine-tuned from the
+# encoder pre-trained on the task texts (models/pretrained-small-tasks, made by
+# scripts/pretrain_task_encoder.sh; docs/training.md), or from scratch (INIT=none).
 # Usage: scripts/train_models.sh [sst2|hatexplain|cola|eraser ...]   (default: all)
-# Results (dev metrics per epoch) land in models/<task>/training.json; logs in runs/.
+# Results (dev metrics per epoch) land in models/<task><suffix>/training.json, the held-out metric in
+# runs/test_<task><suffix>.json; logs in runs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -11,26 +13,51 @@ SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 export SALIENT_SHARED=$SHARED
 VOCAB=$SHARED/data/bert_base_uncased_tokenizer
 THREADS=${THREADS:-2}
+# INIT: unset = the docs' encoder, models/pretrained-small-tasks, into models/<task>;
+#       none = from scratch, into models/<task>-scratch (the recipe of scripts/quickstart.sh);
+#       DIR = another encoder, into models/<task>-pretrained.
+# SUFFIX replaces the suffix. An encoder is fine-tuned at peak lr $INIT_LR (default 2e-4: the
+# from-scratch 1e-3 is a from-scratch rate); its shape is its own.
+DOCS_ENCODER=models/pretrained-small-tasks
+INIT=${INIT-$DOCS_ENCODER}
+case $INIT in
+  none) SUFFIX=${SUFFIX--scratch} ;;
+  "$DOCS_ENCODER") SUFFIX=${SUFFIX-} ;;
+  "") echo "INIT: empty (unset it for $DOCS_ENCODER, or give none or an encoder directory)" >&2; exit 2 ;;
+  *) SUFFIX=${SUFFIX--pretrained} ;;
+esac
+if [ "$INIT" != none ] && [ ! -f "$INIT/config.json" ]; then
+  if [ "$INIT" = "$DOCS_ENCODER" ]; then
+    echo "INIT: $INIT/config.json not found: pre-train it first (scripts/pretrain_task_encoder.sh, about an hour), or INIT=none for from scratch" >&2
+  else
+    echo "INIT: $INIT/config.json not found" >&2
+  fi
+  exit 2
+fi
 # From scratch at another shape, e.g. the pre-training default to compare like with like:
-#   LAYERS=4 HIDDEN=256 HEADS=8 INTERMEDIATE=1024 SUFFIX=-scratch4 scripts/train_models.sh
+#   INIT=none LAYERS=4 HIDDEN=256 HEADS=8 INTERMEDIATE=1024 SUFFIX=-scratch4 scripts/train_models.sh
 # (LR=X sets the peak lr of these from-scratch runs; salient train's default otherwise.)
-SHAPE=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
-       --intermediate "${INTERMEDIATE:-512}")
-RATE=(${LR:+--lr "$LR"})
-SUFFIX=${SUFFIX:-}
-# INIT=DIR (e.g. models/pretrained from scripts/pretrain.sh): fine-tune that encoder instead, into
-# models/<task>-pretrained, with the same data, epochs and time budget (peak lr $INIT_LR, default
-# 2e-4: the from-scratch 1e-3 is a from-scratch rate).
-if [ -n "${INIT:-}" ]; then SHAPE=(--init "$INIT"); RATE=(--lr "${INIT_LR:-2e-4}"); SUFFIX=${SUFFIX:--pretrained}; fi
-# DROPOUT=X: hidden and attention dropout of every run (default: 0.1 from scratch, the encoder's own
-# with INIT; e.g. DROPOUT=0.1 to fine-tune an encoder pre-trained without dropout).
-DROP=(${DROPOUT:+--dropout "$DROPOUT" --attention-dropout "$DROPOUT"})
+if [ "$INIT" = none ]; then
+  SHAPE=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
+         --intermediate "${INTERMEDIATE:-512}")
+  RATE=(${LR:+--lr "$LR"})
+else
+  SHAPE=(--init "$INIT"); RATE=(--lr "${INIT_LR:-2e-4}")
+fi
+# An encoder pre-trained at fewer than 128 positions gets its table tiled (a no-op otherwise).
+EXTEND=(); [ "$INIT" = none ] || EXTEND=(--extend-positions)
+# DROPOUT=X: hidden and attention dropout of every run (default 0.1, BERT's: the docs' encoder was
+# pre-trained without dropout, and salient train --init would otherwise keep the encoder's value).
+DROPOUT=${DROPOUT:-0.1}
+DROP=(--dropout "$DROPOUT" --attention-dropout "$DROPOUT")
 # SEED=N: the seed of every run (default 13), e.g. with another SUFFIX to measure the spread over seeds.
-# ERASER_FROM=encoder|sst2: with INIT, fine-tune ERASER from the encoder (default) or through its
-# own SST-2 model, as from scratch (below).
-ERASER_FROM=${ERASER_FROM:-encoder}
-case $ERASER_FROM in encoder|sst2) ;; *) echo "ERASER_FROM: '$ERASER_FROM' is not encoder or sst2" >&2; exit 2 ;; esac
-mkdir -p models runs
+# ERASER_FROM=sst2|encoder: ERASER is fine-tuned from the SST-2 model of the same INIT and SUFFIX
+# (default; made first if missing) or, with an encoder, from the encoder directly (far worse from
+# 1,599 documents: docs/pretraining.md).
+ERASER_FROM=${ERASER_FROM:-sst2}
+case $ERASER_FROM in encoder|sst2) ;; *) echo "ERASER_FROM: '$ERASER_FROM' is not sst2 or encoder" >&2; exit 2 ;; esac
+[ "$ERASER_FROM" = encoder ] && [ "$INIT" = none ] &&
+  { echo "ERASER_FROM: encoder needs an encoder (INIT is none)" >&2; exit 2; }
 train() {  # task, then train options
   local task=$1; shift
   "$BIN" --threads "$THREADS" train --out "models/$task$SUFFIX" "${SHAPE[@]}" "${RATE[@]}" "${DROP[@]}" \
@@ -51,22 +78,24 @@ held_out() {  # task
 }
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(sst2 hatexplain cola eraser)
+for t in "${tasks[@]}"; do  # all checked before anything trains
+  case $t in sst2|hatexplain|cola|eraser) ;; *) echo "unknown task '$t' (sst2, hatexplain, cola, eraser)" >&2; exit 2 ;; esac
+done
+mkdir -p models runs
 for t in "${tasks[@]}"; do
   case $t in
     sst2) train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 5 --max-minutes 15
           held_out sst2 ;;
-    # An encoder pre-trained at fewer than 128 positions gets its table tiled (a no-op otherwise).
-    hatexplain) train hatexplain ${INIT:+--extend-positions} --train hatexplain:train --dev hatexplain:val \
+    hatexplain) train hatexplain "${EXTEND[@]}" --train hatexplain:train --dev hatexplain:val \
                   --max-length 128 --epochs 6 --max-minutes 10 --select-metric macro_f1
                 held_out hatexplain ;;
     cola) train cola --train cola:train --dev cola:dev --max-length 64 --epochs 10 --max-minutes 6 \
             --select-metric mcc
           held_out cola ;;
     # From scratch it stayed at chance (docs/training.md); fine-tuning the SST-2 model (same
-    # domain, movie reviews) with its position table grown to 256 works. A pre-trained encoder
-    # is fine-tuned directly (its position table tiled to 256), or with ERASER_FROM=sst2 through
-    # its own SST-2 model as from scratch (docs/pretraining.md: far better from 1,599 documents).
-    eraser) if [ -n "${INIT:-}" ] && [ "$ERASER_FROM" = encoder ]; then
+    # domain, movie reviews) with its position table grown to 256 works, from scratch and from
+    # an encoder (docs/pretraining.md); ERASER_FROM=encoder tiles the encoder's table to 256.
+    eraser) if [ "$ERASER_FROM" = encoder ]; then
               train eraser --extend-positions --train eraser:train --dev eraser:val --max-length 256 \
                 --batch-size 16 --epochs 6 --max-minutes 15
             else
@@ -77,6 +106,5 @@ for t in "${tasks[@]}"; do
                   --max-length 256 --batch-size 16 --epochs 6 --max-minutes 15 )
             fi
             held_out eraser ;;
-    *) echo "unknown task $t" >&2; exit 2 ;;
   esac
 done
