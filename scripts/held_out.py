@@ -10,8 +10,8 @@ import sys
 
 # task -> (held-out data spec, reported metric); GLUE's CoLA test labels are not public, so CoLA
 # reports its out-of-domain dev set.
-HELD_OUT = {"sst2": ("sst2:test", "accuracy"), "cola": ("cola:ood", "mcc"),
-            "hatexplain": ("hatexplain:test", "macro_f1"), "eraser": ("eraser:test", "accuracy")}
+HELD_OUT = {"sst2": ("sst2:test", "accuracy"), "hatexplain": ("hatexplain:test", "macro_f1"),
+            "cola": ("cola:ood", "mcc"), "eraser": ("eraser:test", "accuracy")}
 
 
 def reported(task, suffix):

@@ -32,12 +32,10 @@ done
 mkdir -p runs
 run_one() {  # name dir seed tasks...
   local name=$1 dir=$2 seed=$3; shift 3
-  if [ "$dir" = - ]; then
-    INIT=none ERASER_FROM=sst2 SUFFIX="-$name-s$seed" SEED="$seed" THREADS=1 scripts/train_models.sh "$@"
-  else
-    INIT="$dir" INIT_LR="${INIT_LR:-2e-4}" DROPOUT="${DROPOUT:-0.1}" SUFFIX="-$name-s$seed" SEED="$seed" \
-      THREADS=1 scripts/train_models.sh "$@"
-  fi > "runs/pretrain_seeds-$name-s$seed.log" 2>&1 ||
+  local init=$dir eraser_from=${ERASER_FROM:-sst2}  # INIT_LR and DROPOUT: train_models.sh's defaults
+  [ "$dir" = - ] && init=none eraser_from=sst2
+  INIT="$init" ERASER_FROM="$eraser_from" SUFFIX="-$name-s$seed" SEED="$seed" THREADS=1 \
+    scripts/train_models.sh "$@" > "runs/pretrain_seeds-$name-s$seed.log" 2>&1 ||
     { echo "$name seed $seed failed (runs/pretrain_seeds-$name-s$seed.log)" >&2; return 1; }
   echo "$name seed $seed done"
 }

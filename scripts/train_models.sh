@@ -37,15 +37,15 @@ fi
 # From scratch at another shape, e.g. the pre-training default to compare like with like:
 #   INIT=none LAYERS=4 HIDDEN=256 HEADS=8 INTERMEDIATE=1024 SUFFIX=-scratch4 scripts/train_models.sh
 # (LR=X sets the peak lr of these from-scratch runs; salient train's default otherwise.)
+# An encoder pre-trained at fewer than 128 positions gets its table tiled for HateXplain (EXTEND;
+# a no-op otherwise).
 if [ "$INIT" = none ]; then
   SHAPE=(--vocab "$VOCAB" --hidden "${HIDDEN:-128}" --layers "${LAYERS:-2}" --heads "${HEADS:-4}"
          --intermediate "${INTERMEDIATE:-512}")
-  RATE=(${LR:+--lr "$LR"})
+  RATE=(${LR:+--lr "$LR"}); EXTEND=()
 else
-  SHAPE=(--init "$INIT"); RATE=(--lr "${INIT_LR:-2e-4}")
+  SHAPE=(--init "$INIT"); RATE=(--lr "${INIT_LR:-2e-4}"); EXTEND=(--extend-positions)
 fi
-# An encoder pre-trained at fewer than 128 positions gets its table tiled (a no-op otherwise).
-EXTEND=(); [ "$INIT" = none ] || EXTEND=(--extend-positions)
 # DROPOUT=X: hidden and attention dropout of every run (default 0.1, BERT's: the docs' encoder was
 # pre-trained without dropout, and salient train --init would otherwise keep the encoder's value).
 DROPOUT=${DROPOUT:-0.1}
@@ -78,9 +78,7 @@ held_out() {  # task
 }
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(sst2 hatexplain cola eraser)
-for t in "${tasks[@]}"; do  # all checked before anything trains
-  case $t in sst2|hatexplain|cola|eraser) ;; *) echo "unknown task '$t' (sst2, hatexplain, cola, eraser)" >&2; exit 2 ;; esac
-done
+python3 scripts/held_out.py check "${tasks[@]}"  # all checked before anything trains
 mkdir -p models runs
 for t in "${tasks[@]}"; do
   case $t in
