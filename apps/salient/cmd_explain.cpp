@@ -254,9 +254,7 @@ void run_explain(const ExplainArgs& a) {
 
 // ---- benchmark ----
 struct BenchmarkArgs {
-  std::string model, data, data_dir, methods,
-      metrics = "token_f1,token_auroc,token_auprc,comprehensiveness,sufficiency,aopc_comprehensiveness,aopc_sufficiency",
-      out;
+  std::string model, data, data_dir, methods, metrics, out;  // metrics "": the library's default for the data
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
   MethodArgs m;
   SimulabilityOptions sim;
@@ -338,7 +336,7 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   bm_cmd->add_option("--data", bm.data, "dataset spec: sst2:dev, sst-trees:dev, hatexplain:val, eraser:val, cola:dev or a file")->required();
   bm_cmd->add_option("--data-dir", bm.data_dir, "directory of the shared datasets (default ../shared/data)");
   bm_cmd->add_option("--methods", bm.methods, "comma-separated explainer names")->required();
-  bm_cmd->add_option("--metrics", bm.metrics, "comma-separated metric names");
+  bm_cmd->add_option("--metrics", bm.metrics, "comma-separated metric names (default: token_f1, token_auroc, token_auprc where the data has rationales, and comprehensiveness, sufficiency and their AOPCs)");
   bm_cmd->add_option("--limit", bm.limit, "number of examples (the first N)");
   bm_cmd->add_option("--out", bm.out, "output directory (results.jsonl is appended to and reused)")->required();
   bm_cmd->add_option("--batch-size", bm.batch_size, "inputs explained together");

@@ -42,11 +42,25 @@ struct AttAttrOptions {
   double max_batch_mb = 2048;
 };
 
+// What the encoder computes for a batch of inputs, as Hugging Face's output_hidden_states and
+// output_attentions give it: CPU float32 tensors padded to the longest input (attention_mask: 1 for
+// a token, 0 for padding).
+struct ForwardOutputs {
+  torch::Tensor input_ids, token_type_ids, attention_mask;  // [B, L] int64
+  torch::Tensor logits;                                     // [B, C]; undefined for a base encoder
+  std::vector<torch::Tensor> hidden_states;  // num_layers + 1 of [B, L, Hd]: embeddings, then each layer
+  std::vector<torch::Tensor> attentions;     // num_layers of [B, H, L, L] (rows: queries)
+};
+
 class Model {
  public:
-  // One-line error for a directory that is not a model (or is a ViT: see vision/vit.h).
+  // One-line error for a directory that is not a model (or is a ViT: see vision/vit.h). A checkpoint
+  // without a classification head (a base encoder: HF BertModel, a sentence-transformers folder)
+  // loads too: forward(), tokenize() and attentions() read it; what needs the head (predict,
+  // explain, evaluate, attattr, faithfulness) is a one-line error saying to fine-tune it first.
   static Model load(const std::string& dir, const LoadOptions& options = {});
   explicit Model(Classifier classifier) : clf_(std::move(classifier)) {}
+  bool has_task_head() const { return has_task_head_; }
 
   const Classifier& classifier() const { return clf_; }
   const ModelConfig& config() const { return clf_.model.config(); }
@@ -72,6 +86,12 @@ class Model {
   // probability ("prob", ERASER's) or the logit; removal by [MASK] ("mask") or deletion ("delete").
   nlohmann::json faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
                               const std::string& output = "prob", int64_t k = 0, const std::string& removal = "mask") const;
+
+  // The embeddings' and every layer's hidden states and attention probabilities (each optional) and
+  // the logits (a model with a head), batched `batch_size` inputs at a time, results concatenated
+  // (padded to the longest input overall).
+  ForwardOutputs forward(const std::vector<Encoding>& inputs, bool hidden_states = true, bool attentions = true,
+                         int64_t batch_size = 32) const;
 
   // The attention probabilities of every layer for one input: [layers][heads][L][L] (rows: query).
   std::vector<std::vector<std::vector<std::vector<double>>>> attentions(const TextInput& input) const;
@@ -106,7 +126,9 @@ class Model {
   nlohmann::json evaluate(const Dataset& data, int64_t batch_size = 64, int64_t max_length = 0) const;
 
  private:
+  void require_task_head() const;  // the one-line error for a base encoder
   Classifier clf_;
+  bool has_task_head_ = true;
 };
 
 // Every registered explainer: name, family, summary and parameters (ParamSpec).

@@ -202,6 +202,22 @@ class Model:
         word_ids and truncated. ``max_length`` 0: the model's limit."""
         return self._core.tokenize(_texts(texts), max_length)
 
+    @property
+    def has_task_head(self):
+        """False for a base encoder (Hugging Face ``BertModel``, a sentence-transformers folder): it
+        has hidden states and attentions (:meth:`forward`) but no predictions until fine-tuned
+        (``salient train --init DIR``)."""
+        return self._core.has_task_head
+
+    def forward(self, texts, output_hidden_states=True, output_attentions=True, max_length=0, batch_size=32):
+        """The encoder's outputs for a text, a (text, pair) tuple or a list of them, as Hugging
+        Face's ``output_hidden_states`` / ``output_attentions`` give them: a dict of NumPy arrays
+        padded to the longest input, ``input_ids``, ``token_type_ids``, ``attention_mask`` [B, L],
+        ``logits`` [B, C] (None for a base encoder), ``hidden_states`` (a tuple of num_layers + 1
+        arrays [B, L, hidden]: the embeddings, then each layer) and ``attentions`` (num_layers arrays
+        [B, heads, L, L], rows are queries)."""
+        return self._core.forward(_texts(texts), output_hidden_states, output_attentions, max_length, batch_size)
+
     def predict(self, texts, batch_size=32, return_tensors="np"):
         """Predictions for a text, a (text, pair) tuple or a list of them."""
         as_tensor = _check_return_tensors(return_tensors)
@@ -358,8 +374,7 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
     if isinstance(methods, str):
         methods = [m.strip() for m in methods.split(",") if m.strip()]
     if metrics is None:
-        metrics = ["token_f1", "token_auroc", "token_auprc", "comprehensiveness", "sufficiency",
-                   "aopc_comprehensiveness", "aopc_sufficiency"]
+        metrics = []  # the default: plausibility where the data has rationales, and faithfulness
     elif isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     out = _os.fspath(out) if out is not None else _tempfile.mkdtemp(prefix="salient_benchmark_")

@@ -26,7 +26,78 @@ nlohmann::json Prediction::to_json() const {
   return j;
 }
 
-Model Model::load(const std::string& dir, const LoadOptions& options) { return Model(load_classifier(dir, options)); }
+Model Model::load(const std::string& dir, const LoadOptions& options) {
+  LoadOptions with_head = options;
+  with_head.allow_new_head = true;  // a base encoder gets a placeholder head that nothing reads
+  LoadReport report;
+  Model m(load_classifier(dir, with_head, &report));
+  m.has_task_head_ = options.allow_new_head || report.initialised.empty();
+  warn_unused_weights(join_path(dir, "model.safetensors"), report);
+  return m;
+}
+
+void Model::require_task_head() const {
+  if (!has_task_head_)
+    fail("{}: no classification head (a base encoder: its hidden states and attentions can be read); "
+         "fine-tune it first (salient train --init {})", clf_.dir, clf_.dir);
+}
+
+ForwardOutputs Model::forward(const std::vector<Encoding>& inputs, bool hidden_states, bool attentions,
+                              int64_t batch_size) const {
+  if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
+  if (inputs.empty()) fail("inputs: empty");
+  size_t longest = 0;
+  for (const auto& e : inputs) longest = std::max(longest, e.ids.size());
+  const int64_t pad = clf_.tokenizer.pad_id();
+  // Pads a [b, l, ...] chunk to the overall longest input along `dims` (sequence axes).
+  auto padded = [&](torch::Tensor t, std::initializer_list<int64_t> dims, double value) {
+    for (int64_t d : dims) {
+      const int64_t missing = static_cast<int64_t>(longest) - t.size(d);
+      if (missing == 0) continue;
+      std::vector<int64_t> shape = t.sizes().vec();
+      shape[d] = missing;
+      t = torch::cat({t, torch::full(shape, value, t.options())}, d);
+    }
+    return t;
+  };
+  std::vector<torch::Tensor> ids, types, masks, logits;
+  std::vector<std::vector<torch::Tensor>> states, attns;
+  torch::NoGradGuard no_grad;
+  for (size_t s = 0; s < inputs.size(); s += static_cast<size_t>(batch_size)) {
+    std::vector<const Encoding*> chunk;
+    for (size_t i = s; i < std::min(inputs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&inputs[i]);
+    Batch b = make_batch(chunk, pad, clf_.model.device());
+    ForwardRequest req = forward_request(b);
+    req.want_hidden_states = hidden_states;
+    req.want_attentions = attentions;
+    const ForwardResult r = clf_.model.forward(req);
+    auto cpu = [](const torch::Tensor& t) { return t.to(torch::kCPU, torch::kFloat32); };
+    ids.push_back(padded(b.input_ids.cpu(), {1}, static_cast<double>(pad)));
+    types.push_back(padded(b.token_type_ids.cpu(), {1}, 0));
+    masks.push_back(padded(b.attention_mask.cpu().to(torch::kInt64), {1}, 0));
+    if (has_task_head_) logits.push_back(cpu(r.logits));
+    std::vector<torch::Tensor> st, at;
+    for (const auto& h : r.hidden_states) st.push_back(padded(cpu(h), {1}, 0));
+    for (const auto& a : r.attentions) at.push_back(padded(cpu(a), {2, 3}, 0));
+    states.push_back(std::move(st));
+    attns.push_back(std::move(at));
+  }
+  ForwardOutputs out;
+  out.input_ids = torch::cat(ids);
+  out.token_type_ids = torch::cat(types);
+  out.attention_mask = torch::cat(masks);
+  if (has_task_head_) out.logits = torch::cat(logits);
+  auto concat = [](const std::vector<std::vector<torch::Tensor>>& per_chunk, std::vector<torch::Tensor>& dst) {
+    for (size_t k = 0; k < per_chunk.front().size(); ++k) {
+      std::vector<torch::Tensor> parts;
+      for (const auto& c : per_chunk) parts.push_back(c[k]);
+      dst.push_back(torch::cat(parts));
+    }
+  };
+  concat(states, out.hidden_states);
+  concat(attns, out.attentions);
+  return out;
+}
 
 std::vector<std::string> Model::labels() const {
   std::vector<std::string> names;
@@ -40,6 +111,7 @@ Encoding Model::tokenize(const TextInput& input, int max_length) const {
 }
 
 std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int64_t batch_size) const {
+  require_task_head();
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
   std::vector<Prediction> out;
   torch::NoGradGuard no_grad;
@@ -76,6 +148,7 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
 std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,
                                            const nlohmann::json& params, const std::string& target,
                                            const std::string& output, int64_t batch_size, uint64_t seed) const {
+  require_task_head();
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
   // A C++ caller's `{}` is null: no parameters.
   if (!params.is_null() && !params.is_object())
@@ -103,6 +176,7 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
 
 nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
                                    const std::string& output, int64_t k, const std::string& removal) const {
+  require_task_head();
   const Encoding enc = tokenize(input);
   if (token_scores.size() != enc.ids.size())
     fail("token_scores: {} scores for {} tokens", token_scores.size(), enc.ids.size());
@@ -170,6 +244,7 @@ torch::Tensor ids_row(const std::vector<int64_t>& v) { return torch::tensor(v, t
 
 nlohmann::json Model::attattr(const TextInput& input, const std::string& target, const AttAttrOptions& options,
                               nlohmann::json* tree, double tau) const {
+  require_task_head();
   const attattr::AttributionOptions o = attribution_options(clf_.model, options);
   if (tree && !options.layers.empty()) fail("layers: the attribution tree needs every layer");
   if (tree && !(tau > 0)) fail("tau: must be positive (got {})", tau);
@@ -191,6 +266,7 @@ nlohmann::json Model::attattr_tree(const TextInput& input, const std::string& ta
 
 nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, const std::string& target,
                                     const AttAttrOptions& options, const std::string& data_dir, uint64_t seed) const {
+  require_task_head();
   if (target != "gold" && target != "pred") fail("target: must be gold or pred (got '{}')", target);
   if (limit < 0) fail("limit: must be >= 0 (got {})", limit);
   const attattr::AttributionOptions o = attribution_options(clf_.model, options);
@@ -204,6 +280,7 @@ nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, cons
 nlohmann::json Model::attattr_prune(const std::string& eval_data, const nlohmann::json& head_scores, int steps,
                                     int64_t layer, const std::string& data, int64_t limit, const std::string& target,
                                     const AttAttrOptions& options, const std::string& data_dir, uint64_t seed) const {
+  require_task_head();
   if (steps <= 0) fail("steps: must be positive (got {})", steps);
   if (layer < -1 || layer >= clf_.model.num_layers())
     fail("layer: {} out of range (-1 for none, or 0..{})", layer, clf_.model.num_layers() - 1);
@@ -220,6 +297,7 @@ nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_
 }
 
 nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t max_length) const {
+  require_task_head();
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
   if (max_length < 0) fail("max_length: must be >= 0 (got {})", max_length);
   const int64_t length = max_length > 0 ? max_length : config().max_tokens();

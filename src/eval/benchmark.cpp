@@ -165,9 +165,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   if (a.bootstrap < 0) fail("--bootstrap: must be >= 0 (got {})", a.bootstrap);
   if (a.heatmaps < 0) fail("--heatmaps: must be >= 0 (got {})", a.heatmaps);
   const std::vector<std::string>& methods = a.methods;
-  const std::vector<std::string>& metrics = a.metrics;
   if (methods.empty()) fail("--methods: give at least one method");
-  if (metrics.empty()) fail("--metrics: give at least one metric");
+  for (const auto& m : a.metrics) metric_info(m);  // unknown names fail before any work
   std::map<std::string, std::unique_ptr<Explainer>> explainers;
   std::map<std::string, ExplainOptions> method_options;
   for (const auto& m : methods) {
@@ -175,16 +174,24 @@ std::string run_benchmark(const BenchmarkOptions& a) {
     auto it = a.method_options.find(m);
     method_options[m] = with_declared_params(explainer_info(m), it == a.method_options.end() ? ExplainOptions{} : it->second);
   }
+  FaithfulnessOptions fopts = a.faithfulness;
+  const ModelOutput metric_output = a.metric_output;
+
+  Dataset data = load_dataset(a.data_spec, a.data_dir.empty() ? shared_data_dir() : a.data_dir);
+  // No metrics named: ERASER's plausibility metrics where the data has human rationales, and the
+  // faithfulness ones always.
+  std::vector<std::string> metrics = a.metrics;
+  if (metrics.empty()) {
+    if (data.has_rationales()) metrics = {"token_f1", "token_auroc", "token_auprc"};
+    for (const char* m : {"comprehensiveness", "sufficiency", "aopc_comprehensiveness", "aopc_sufficiency"})
+      metrics.push_back(m);
+  }
   bool want_plaus = false, want_faith = false;
   for (const auto& m : metrics) {
     const MetricInfo& info = metric_info(m);
     want_plaus |= info.family == "plausibility";
     want_faith |= info.family == "faithfulness";
   }
-  FaithfulnessOptions fopts = a.faithfulness;
-  const ModelOutput metric_output = a.metric_output;
-
-  Dataset data = load_dataset(a.data_spec, a.data_dir.empty() ? shared_data_dir() : a.data_dir);
   if (want_plaus && !data.has_rationales())
     fail("--metrics: plausibility metrics need human rationales but '{}' has none (use faithfulness metrics only)",
          a.data_spec);

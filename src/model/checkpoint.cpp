@@ -1,6 +1,7 @@
 #include "model/checkpoint.h"
 
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -131,6 +132,12 @@ std::string hf_weight_name(const std::string& canonical, const std::string& type
   return type + "." + canonical;  // bert., roberta., electra.
 }
 
+void warn_unused_weights(const std::string& weights_path, const LoadReport& report) {
+  if (!report.unexpected.empty())
+    std::cerr << fmt::format("salient: warning: {}: {} unused weight(s): {}\n", weights_path,
+                             report.unexpected.size(), join_names(report.unexpected));
+}
+
 ModelConfig load_model_config(const std::string& dir) {
   if (!dir_exists(dir)) fail_not_found("{}: model directory not found", dir);
   const std::string config_path = join_path(dir, "config.json");
@@ -203,11 +210,18 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
     local.unexpected.push_back(n);
   }
   if (report) *report = local;
-  if (!local.missing.empty())
+  if (!local.missing.empty()) {
+    const bool only_head = std::all_of(local.missing.begin(), local.missing.end(), [&](const std::string& hf) {
+      for (const auto& kv : weight_shapes(config))
+        if (hf_weight_name(kv.first, config.model_type) == hf) return is_head_weight(kv.first);
+      return false;
+    });
+    if (only_head)  // a base encoder (BertModel, a sentence-transformers folder, BertForMaskedLM)
+      fail("{}: no classification head ({} missing: {}): a base encoder; fine-tune it first (salient train --init {})",
+           dir, local.missing.size(), join_names(local.missing), dir);
     fail("{}: missing {} weight(s): {}", weights_path, local.missing.size(), join_names(local.missing));
-  if (!local.unexpected.empty() && !report)
-    std::cerr << fmt::format("salient: warning: {}: {} unused weight(s): {}\n", weights_path,
-                             local.unexpected.size(), join_names(local.unexpected));
+  }
+  if (!report) warn_unused_weights(weights_path, local);
   Transformer model = fresh;
   model.set_weights(std::move(weights));
   model.eval();

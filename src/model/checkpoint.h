@@ -47,6 +47,9 @@ std::string hf_weight_name(const std::string& canonical, const std::string& mode
 // layout before loading weights.
 ModelConfig load_model_config(const std::string& dir);
 Transformer load_model(const std::string& dir, const LoadOptions& options = {}, LoadReport* report = nullptr);
+// The warning load_model prints (without a `report`) for weights in the file that the model does
+// not use; for callers that pass a report.
+void warn_unused_weights(const std::string& weights_path, const LoadReport& report);
 // One tensor of a safetensors file as a float32 tensor (F32, F64, F16, BF16; other dtypes are a
 // one-line error naming `name` and `path`), and back (F32, F16 or BF16).
 torch::Tensor tensor_from_data(const TensorData& t, const std::string& name, const std::string& path);
