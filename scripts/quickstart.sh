@@ -24,8 +24,7 @@ if [ "${SCRATCH:-0}" = 1 ]; then
       --hidden 128 --layers 2 --heads 4 --intermediate 512 --max-length 64 \
       --epochs 5 --max-minutes "$MINUTES" --seed 13 --resume
 else
-  # One epoch over 20,000 of SST-2's 67,349 training phrases (a seeded sample); the whole training
-  # set gives the docs' models/sst2-minilm (scripts/train_models.sh, docs/pretrained.md).
+  # One epoch over 20,000 of SST-2's 67,349 training phrases (a seeded sample; docs/pretrained.md).
   MODEL=${MODEL_DIR:-models/sst2-minilm-quick}
   [ -f "$MODEL/model.safetensors" ] ||
     $BIN --threads 2 train --init models/pretrained/all-minilm-l6-v2 --train sst2:train --max-train 20000 \

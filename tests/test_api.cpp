@@ -2,6 +2,7 @@
 // through both, and one-line errors for bad arguments.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "salient/salient.h"
@@ -99,4 +100,61 @@ TEST(Api, EvaluateEqualsTheCli) {
   EXPECT_EQ(got["examples"], 3);
   EXPECT_EQ(got["accuracy"], want["accuracy"]);
   EXPECT_EQ(got["mcc"], want["mcc"]);
+}
+
+TEST(Api, ForwardGivesEveryStateAndThePredictionsLogits) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Model m = Model::load(model_dir());
+  ASSERT_TRUE(m.has_task_head());
+  std::vector<Encoding> encs;
+  for (const auto& in : kInputs) encs.push_back(m.tokenize(in));
+  encs.push_back(m.tokenize({"bad", std::nullopt}));  // shorter than the others: padded
+  const ForwardOutputs all = m.forward(encs);
+  const int64_t layers = m.config().num_hidden_layers, longest = all.input_ids.size(1);
+  ASSERT_EQ(static_cast<int64_t>(all.hidden_states.size()), layers + 1);
+  ASSERT_EQ(static_cast<int64_t>(all.attentions.size()), layers);
+  EXPECT_EQ(all.attentions[0].sizes(), torch::IntArrayRef({3, m.config().num_attention_heads, longest, longest}));
+  const std::vector<Prediction> preds = m.predict(encs);
+  for (size_t i = 0; i < preds.size(); ++i)
+    for (size_t c = 0; c < preds[i].logits.size(); ++c)
+      EXPECT_NEAR(all.logits[i][c].item<double>(), preds[i].logits[c], 1e-5);
+  // One at a time, in batches of one: the same states at the real tokens, zeros in the padding.
+  const ForwardOutputs ones = m.forward(encs, true, false, 1);
+  EXPECT_TRUE(ones.attentions.empty());
+  const int64_t n = static_cast<int64_t>(encs[2].ids.size());
+  ASSERT_LT(n, longest);
+  EXPECT_TRUE(torch::allclose(ones.hidden_states.back()[2].slice(0, 0, n), all.hidden_states.back()[2].slice(0, 0, n),
+                              1e-5, 1e-5));
+  EXPECT_EQ(ones.hidden_states.back()[2].slice(0, n).abs().max().item<float>(), 0.f);
+  EXPECT_EQ(ones.attention_mask[2].sum().item<int64_t>(), n);
+  EXPECT_NE(error_of([&] { m.forward({}); }).find("inputs: empty"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.forward(encs, true, true, 0); }).find("batch_size: must be positive"), std::string::npos);
+}
+
+TEST(Api, ABaseEncoderLoadsForItsStatesAndRefusesToPredict) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  // The fixture's weights without the classifier: what a Hugging Face BertModel folder holds.
+  const std::string dir = salient::test::temp_dir("api_base_encoder");
+  Transformer t = load_model(model_dir());
+  SafetensorsFile file;
+  for (const auto& [name, w] : t.weights())
+    if (name.rfind("classifier.", 0) != 0) file.tensors[name] = tensor_to_data(w);  // no "bert." prefix
+  write_safetensors(dir + "/model.safetensors", file);
+  for (const char* f : {"config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"})
+    std::filesystem::copy_file(model_dir() + "/" + f, dir + "/" + f, std::filesystem::copy_options::overwrite_existing);
+  const Model base = Model::load(dir);
+  EXPECT_FALSE(base.has_task_head());
+  const Model full = Model::load(model_dir());
+  const std::vector<Encoding> encs = {full.tokenize(kInputs[0])};
+  const ForwardOutputs a = base.forward(encs), b = full.forward(encs);
+  EXPECT_FALSE(a.logits.defined());
+  EXPECT_TRUE(torch::equal(a.hidden_states.back(), b.hidden_states.back()));
+  const std::string err = error_of([&] { base.predict(kInputs); });
+  EXPECT_NE(err.find("no classification head"), std::string::npos) << err;
+  EXPECT_NE(err.find("salient train --init " + dir), std::string::npos) << err;
+  EXPECT_NE(error_of([&] { base.explain(kInputs, "saliency"); }).find("no classification head"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_classifier(dir); }).find("no classification head"), std::string::npos);
+  auto r = run_salient("info --model " + dir + " --json", "");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["model"]["task_head"].get<bool>());
 }

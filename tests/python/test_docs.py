@@ -26,3 +26,23 @@ def test_the_example_session_in_docs_python_md_runs(model_dir):
         os.chdir(cwd)
     printed = out.getvalue()
     assert "ig" in printed and "comprehensiveness" in printed
+
+
+def test_the_python_lines_in_the_readme_run(model_dir, shared, tmp_path, monkeypatch):
+    """README's Python block as written, on the fixture model instead of the quick start's (which a
+    test machine has not trained), from a scratch directory (it writes runs/expnet)."""
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 1, "README.md has one python block"
+    code = blocks[0]
+    assert '"models/sst2-minilm-quick"' in code, "the README's Python lines use the quick start's model"
+    code = code.replace('"models/sst2-minilm-quick"', repr(model_dir))
+    monkeypatch.setenv("SALIENT_SHARED", str(shared))  # the data specs, from another directory
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
+    finally:
+        os.chdir(cwd)
+    assert (tmp_path / "runs" / "expnet").is_dir()
