@@ -1,7 +1,6 @@
 #include "model/checkpoint.h"
 
 
-#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -181,6 +180,7 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   LoadReport local;
   std::map<std::string, torch::Tensor> weights;
   std::set<std::string> used;
+  bool missing_body = false;  // only head weights missing: a base encoder
   for (const auto& [canonical, shape] : weight_shapes(config)) {
     const std::string hf = hf_weight_name(canonical, config.model_type);
     auto it = by_name.find(hf);
@@ -192,6 +192,7 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
         continue;
       }
       local.missing.push_back(hf);
+      missing_body |= !is_head_weight(canonical);
       continue;
     }
     used.insert(it->first);
@@ -211,12 +212,7 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   }
   if (report) *report = local;
   if (!local.missing.empty()) {
-    const bool only_head = std::all_of(local.missing.begin(), local.missing.end(), [&](const std::string& hf) {
-      for (const auto& kv : weight_shapes(config))
-        if (hf_weight_name(kv.first, config.model_type) == hf) return is_head_weight(kv.first);
-      return false;
-    });
-    if (only_head)  // a base encoder (BertModel, a sentence-transformers folder, BertForMaskedLM)
+    if (!missing_body)  // a base encoder (BertModel, a sentence-transformers folder, BertForMaskedLM)
       fail("{}: no classification head ({} missing: {}): a base encoder; fine-tune it first (salient train --init {})",
            dir, local.missing.size(), join_names(local.missing), dir);
     fail("{}: missing {} weight(s): {}", weights_path, local.missing.size(), join_names(local.missing));
