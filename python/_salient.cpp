@@ -92,6 +92,14 @@ salient::TextInput to_input(const py::handle& o, size_t index) {
   throw py::type_error("texts[" + std::to_string(index) + "]: expected a str or a (text, text_pair) tuple");
 }
 
+// Around every computing call: the GIL released, and autograd on whatever the caller's grad mode
+// (Python's torch.no_grad() switches it off for this thread in the libtorch salient shares with
+// torch, and the gradient methods and training need it).
+struct ComputeScope {
+  py::gil_scoped_release release;
+  torch::AutoGradMode grad_on{true};
+};
+
 // A copy of a CPU float32 or int64 tensor as a NumPy array of the same shape.
 py::array to_numpy(const torch::Tensor& t) {
   const torch::Tensor c = t.contiguous();
@@ -312,7 +320,7 @@ PYBIND11_MODULE(_salient, m) {
   py::class_<salient::Model>(m, "Model")
       .def_static(
           "load", [](const std::string& dir) { return salient::Model::load(dir); }, py::arg("path"),
-          py::call_guard<py::gil_scoped_release>())
+          py::call_guard<ComputeScope>())
       .def_property_readonly("labels", &salient::Model::labels)
       .def_property_readonly("has_task_head", &salient::Model::has_task_head)
       .def(
@@ -322,7 +330,7 @@ PYBIND11_MODULE(_salient, m) {
             const auto inputs = to_inputs(texts);
             salient::ForwardOutputs o;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               std::vector<salient::Encoding> encs;
               for (const auto& in : inputs) encs.push_back(self.tokenize(in, max_length));
               o = self.forward(encs, hidden_states, attentions, batch_size);
@@ -348,7 +356,7 @@ PYBIND11_MODULE(_salient, m) {
             const auto inputs = to_inputs(texts);
             std::vector<salient::Encoding> encs;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               for (const auto& in : inputs) encs.push_back(self.tokenize(in, max_length));
             }
             py::list out;
@@ -362,7 +370,7 @@ PYBIND11_MODULE(_salient, m) {
             const auto inputs = to_inputs(texts);
             std::vector<salient::Prediction> preds;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               preds = self.predict(inputs, batch_size);
             }
             py::list out;
@@ -378,7 +386,7 @@ PYBIND11_MODULE(_salient, m) {
             const json p = to_json(params, "params");
             std::vector<json> ex;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               ex = self.explain(inputs, method, p, target, output, batch_size, seed);
             }
             py::list out;
@@ -394,7 +402,7 @@ PYBIND11_MODULE(_salient, m) {
             const salient::TextInput in = to_input(text, 0);
             json r;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               r = self.faithfulness(in, token_scores, target, output, k, removal);
             }
             return to_python(r);
@@ -408,7 +416,7 @@ PYBIND11_MODULE(_salient, m) {
             const salient::TextInput in = to_input(text, 0);
             json r;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               r = self.attattr(in, target, {layers, m, rule, max_batch_mb});
             }
             return to_python(r);
@@ -422,7 +430,7 @@ PYBIND11_MODULE(_salient, m) {
             const salient::TextInput in = to_input(text, 0);
             json r;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               r = self.attattr_tree(in, target, tau, {{}, m, rule, 2048.0});
             }
             return to_python(r);
@@ -434,7 +442,7 @@ PYBIND11_MODULE(_salient, m) {
              const std::string& rule, const std::string& data_dir, uint64_t seed) {
             json r;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               r = self.attattr_heads(data, limit, target, {{}, m, rule, 2048.0}, data_dir, seed);
             }
             return to_python(r);
@@ -449,7 +457,7 @@ PYBIND11_MODULE(_salient, m) {
             const json scores = to_json(head_scores, "heads");
             json r;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               r = self.attattr_prune(eval_data, scores, steps, layer, data, limit, target, {{}, m, rule, 2048.0}, data_dir,
                                      seed);
             }
@@ -464,7 +472,7 @@ PYBIND11_MODULE(_salient, m) {
              int64_t max_length) {
             json r;
             {
-              py::gil_scoped_release release;
+              ComputeScope release;
               r = self.evaluate(data, data_dir, batch_size, max_length);
             }
             return to_python(r);
@@ -499,7 +507,7 @@ PYBIND11_MODULE(_salient, m) {
         o.seed = seed;
         json r;
         {
-          py::gil_scoped_release release;
+          ComputeScope release;
           salient::ExpNetTrainResult result =
               salient::train_expnet_on_tasks(tasks, data_dir.empty() ? salient::shared_data_dir() : data_dir, max_train, o);
           result.model.save(out);
@@ -517,7 +525,7 @@ PYBIND11_MODULE(_salient, m) {
          int64_t max_test, double threshold) {
         json r;
         {
-          py::gil_scoped_release release;
+          ComputeScope release;
           r = salient::evaluate_expnet(expnet, model, data, data_dir.empty() ? salient::shared_data_dir() : data_dir,
                                        max_test, threshold);
         }
@@ -532,7 +540,7 @@ PYBIND11_MODULE(_salient, m) {
         const SmatOptions o = smat_options(options);
         json r;
         {
-          py::gil_scoped_release release;
+          ComputeScope release;
           r = salient::smat::train_smat_explainer(o.setup, o.student, size, seed, out);
         }
         return to_python(r);
@@ -544,7 +552,7 @@ PYBIND11_MODULE(_salient, m) {
         const SmatOptions o = smat_options(options);
         json r;
         {
-          py::gil_scoped_release release;
+          ComputeScope release;
           r = salient::smat::evaluate_simulability(o.setup, o.student, o.statics, explainer, smat_file, size, seed);
         }
         return to_python(r);
@@ -563,7 +571,7 @@ PYBIND11_MODULE(_salient, m) {
         if (o.data_dir.empty()) o.data_dir = salient::shared_data_dir();
         json r;
         {
-          py::gil_scoped_release release;
+          ComputeScope release;
           const salient::sst::SstTrainResult result = salient::sst::train_sst(o);
           json history = json::array();
           for (const auto& e : result.history) history.push_back(e.to_json());
@@ -582,7 +590,7 @@ PYBIND11_MODULE(_salient, m) {
         if (o.data_dir.empty()) o.data_dir = salient::shared_data_dir();
         json rows = json::array();
         {
-          py::gil_scoped_release release;
+          ComputeScope release;
           for (const auto& row : salient::sst::evaluate_sst(o)) rows.push_back(row.to_json());
         }
         return to_python(rows);
@@ -655,7 +663,7 @@ PYBIND11_MODULE(_salient, m) {
           eo.params = to_json(kv.second, "method_params." + name);
           o.method_options[name] = eo;
         }
-        py::gil_scoped_release release;
+        ComputeScope release;
         return salient::run_benchmark(o);
       },
       py::arg("model"), py::arg("data"), py::arg("methods"), py::arg("metrics"), py::arg("out"),

@@ -6,7 +6,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   nlohmann-json3-dev libutf8proc-dev libcli11-dev libfmt-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
-  python3-venv  # .venv-ref, the Python references (scripts/reference_env.sh)
+  python3-venv python3-matplotlib  # .venv-ref, the Python references (scripts/reference_env.sh; Captum imports matplotlib)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch  # the Python package (docs/python.md)
   python3-pytest-xdist  # the sanitized Python suite on every core (scripts/sanitize.sh)
   libcpp-httplib-dev  # salient serve (docs/serve.md)

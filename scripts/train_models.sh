@@ -18,8 +18,13 @@ THREADS=${THREADS:-2}
 #       DIR = another encoder, into models/<task>-pretrained.
 # SUFFIX replaces the suffix. An encoder is fine-tuned at peak lr $INIT_LR (default 2e-4: the
 # from-scratch 1e-3 is a from-scratch rate); its shape is its own.
+#       minilm = the packaged pre-trained encoder (models/pretrained/all-minilm-l6-v2, scripts/fetch_pretrained.sh),
+#                into models/<task>-minilm with its own recipe (below; docs/pretrained.md).
 DOCS_ENCODER=models/pretrained-small-tasks
+MINILM=models/pretrained/all-minilm-l6-v2
 INIT=${INIT-$DOCS_ENCODER}
+RECIPE=small
+if [ "$INIT" = minilm ]; then INIT=$MINILM; RECIPE=minilm; SUFFIX=${SUFFIX--minilm}; fi
 case $INIT in
   none) SUFFIX=${SUFFIX--scratch} ;;
   "$DOCS_ENCODER") SUFFIX=${SUFFIX-} ;;
@@ -29,6 +34,8 @@ esac
 if [ "$INIT" != none ] && [ ! -f "$INIT/config.json" ]; then
   if [ "$INIT" = "$DOCS_ENCODER" ]; then
     echo "INIT: $INIT/config.json not found: pre-train it first (scripts/pretrain_task_encoder.sh, about an hour), or INIT=none for from scratch" >&2
+  elif [ "$RECIPE" = minilm ]; then
+    echo "INIT: $INIT/config.json not found: fetch it first (scripts/fetch_pretrained.sh)" >&2
   else
     echo "INIT: $INIT/config.json not found" >&2
   fi
@@ -77,9 +84,34 @@ held_out() {  # task
   echo "$1$SUFFIX held out: $(cat "runs/test_$1$SUFFIX.json")"
 }
 tasks=("$@")
-[ ${#tasks[@]} -eq 0 ] && tasks=(sst2 hatexplain cola eraser)
+if [ ${#tasks[@]} -eq 0 ]; then
+  tasks=(sst2 hatexplain cola eraser)
+  [ "$RECIPE" = minilm ] && tasks=(sst2 hatexplain cola)
+fi
 python3 scripts/held_out.py check "${tasks[@]}"  # all checked before anything trains
+if [ "$RECIPE" = minilm ] && printf '%s\n' "${tasks[@]}" | grep -qx eraser; then
+  echo "eraser: no MiniLM recipe yet (its documents are longer than the encoder's 512 positions)" >&2; exit 2
+fi
 mkdir -p models runs
+if [ "$RECIPE" = minilm ]; then
+  # The packaged MiniLM (6 x 384, 12 heads, 512 positions): its own dropout (0.1), HF-style rates,
+  # no time caps (the schedule runs to its end). ERASER needs documents longer than 512 tokens:
+  # not in this recipe yet.
+  RATE=(); DROP=()
+  for t in "${tasks[@]}"; do
+    case $t in
+      sst2) train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 1 --batch-size 32 --lr 1e-4
+            held_out sst2 ;;
+      hatexplain) train hatexplain --train hatexplain:train --dev hatexplain:val --max-length 128 --epochs 2 \
+                    --batch-size 32 --lr 5e-5 --select-metric macro_f1
+                  held_out hatexplain ;;
+      cola) train cola --train cola:train --dev cola:dev --max-length 64 --epochs 3 --batch-size 32 --lr 5e-5 \
+              --select-metric mcc
+            held_out cola ;;
+    esac
+  done
+  exit 0
+fi
 for t in "${tasks[@]}"; do
   case $t in
     sst2) train sst2 --train sst2:train --dev sst2:dev --max-length 64 --epochs 5 --max-minutes 15

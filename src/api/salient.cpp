@@ -149,6 +149,9 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
                                            const nlohmann::json& params, const std::string& target,
                                            const std::string& output, int64_t batch_size, uint64_t seed) const {
   require_task_head();
+  // Gradient methods need autograd whatever the caller's grad mode (in Python, torch.no_grad() or
+  // torch.set_grad_enabled(False) switch it off for this thread in the libtorch salient shares).
+  torch::AutoGradMode grad_on(true);
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
   // A C++ caller's `{}` is null: no parameters.
   if (!params.is_null() && !params.is_object())
@@ -245,6 +248,7 @@ torch::Tensor ids_row(const std::vector<int64_t>& v) { return torch::tensor(v, t
 nlohmann::json Model::attattr(const TextInput& input, const std::string& target, const AttAttrOptions& options,
                               nlohmann::json* tree, double tau) const {
   require_task_head();
+  torch::AutoGradMode grad_on(true);  // as explain()
   const attattr::AttributionOptions o = attribution_options(clf_.model, options);
   if (tree && !options.layers.empty()) fail("layers: the attribution tree needs every layer");
   if (tree && !(tau > 0)) fail("tau: must be positive (got {})", tau);
@@ -267,6 +271,7 @@ nlohmann::json Model::attattr_tree(const TextInput& input, const std::string& ta
 nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, const std::string& target,
                                     const AttAttrOptions& options, const std::string& data_dir, uint64_t seed) const {
   require_task_head();
+  torch::AutoGradMode grad_on(true);  // Taylor scores and AttAttr need gradients, as explain()
   if (target != "gold" && target != "pred") fail("target: must be gold or pred (got '{}')", target);
   if (limit < 0) fail("limit: must be >= 0 (got {})", limit);
   const attattr::AttributionOptions o = attribution_options(clf_.model, options);
@@ -281,6 +286,7 @@ nlohmann::json Model::attattr_prune(const std::string& eval_data, const nlohmann
                                     int64_t layer, const std::string& data, int64_t limit, const std::string& target,
                                     const AttAttrOptions& options, const std::string& data_dir, uint64_t seed) const {
   require_task_head();
+  torch::AutoGradMode grad_on(true);  // Taylor scores and AttAttr need gradients, as explain()
   if (steps <= 0) fail("steps: must be positive (got {})", steps);
   if (layer < -1 || layer >= clf_.model.num_layers())
     fail("layer: {} out of range (-1 for none, or 0..{})", layer, clf_.model.num_layers() - 1);

@@ -276,3 +276,15 @@ def test_retain_freed_memory_is_opt_in_and_checks_its_variable():
     assert run("0").stdout.strip() == "False"
     bad = run("yes")
     assert bad.returncode != 0 and "SALIENT_RETAIN_MEMORY: 'yes' is not 0" in bad.stderr
+
+
+def test_gradient_methods_work_inside_torch_no_grad(model_dir):
+    """Debian's python3-torch and salient share one libtorch, whose grad mode is per thread: a caller
+    inside torch.no_grad() still gets integrated gradients, the same ones."""
+    torch = pytest.importorskip("torch")
+    m = salient.load(model_dir)
+    want = salient.explain(m, "a charming and moving journey", method="ig", steps=8)[0].scores
+    with torch.no_grad():
+        got = salient.explain(m, "a charming and moving journey", method="ig", steps=8)[0].scores
+        assert not torch.is_grad_enabled()
+    assert list(got) == list(want)
