@@ -366,35 +366,37 @@ PYBIND11_MODULE(_salient, m) {
           py::arg("texts"), py::arg("max_length") = 0)
       .def(
           "predict",
-          [](const salient::Model& self, const py::handle& texts, int64_t batch_size) {
+          [](const salient::Model& self, const py::handle& texts, int64_t batch_size, bool windows, int64_t stride) {
             const auto inputs = to_inputs(texts);
             std::vector<salient::Prediction> preds;
             {
               ComputeScope release;
-              preds = self.predict(inputs, batch_size);
+              preds = self.predict(inputs, batch_size, {windows, stride});
             }
             py::list out;
             for (const auto& p : preds) out.append(to_python(p.to_json()));
             return out;
           },
-          py::arg("texts"), py::arg("batch_size") = 32)
+          py::arg("texts"), py::arg("batch_size") = 32, py::arg("windows") = false, py::arg("stride") = 0)
       .def(
           "explain",
           [](const salient::Model& self, const py::handle& texts, const std::string& method, const py::dict& params,
-             const std::string& target, const std::string& output, int64_t batch_size, uint64_t seed) {
+             const std::string& target, const std::string& output, int64_t batch_size, uint64_t seed, bool windows,
+             int64_t stride) {
             const auto inputs = to_inputs(texts);
             const json p = to_json(params, "params");
             std::vector<json> ex;
             {
               ComputeScope release;
-              ex = self.explain(inputs, method, p, target, output, batch_size, seed);
+              ex = self.explain(inputs, method, p, target, output, batch_size, seed, {windows, stride});
             }
             py::list out;
             for (const auto& j : ex) out.append(to_python(j));
             return out;
           },
           py::arg("texts"), py::arg("method"), py::arg("params") = py::dict(), py::arg("target") = "pred",
-          py::arg("output") = "", py::arg("batch_size") = 8, py::arg("seed") = 0)
+          py::arg("output") = "", py::arg("batch_size") = 8, py::arg("seed") = 0, py::arg("windows") = false,
+          py::arg("stride") = 0)
       .def(
           "faithfulness",
           [](const salient::Model& self, const py::handle& text, const std::vector<double>& token_scores, int64_t target,

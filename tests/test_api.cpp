@@ -158,3 +158,65 @@ TEST(Api, ABaseEncoderLoadsForItsStatesAndRefusesToPredict) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(nlohmann::json::parse(r.out)["model"]["task_head"].get<bool>());
 }
+
+TEST(Api, LongInputsAreReadAsWindowsWhoseLogitsAndScoresCombine) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Model m = Model::load(model_dir());  // 128 positions: a window holds 126 pieces
+  std::string review;
+  for (int i = 0; i < 30; ++i) review += "the acting is wooden but the score soars and the ending is moving . ";
+  const TextInput long_input{review, std::nullopt};
+  const Encoding whole = m.classifier().tokenizer.encode(review, std::nullopt, 0);
+  const int64_t pieces = static_cast<int64_t>(whole.ids.size()) - 2;
+  ASSERT_GT(pieces, 300);
+
+  // The windows: [CLS] + 126 pieces + [SEP], starts a stride apart, the last one ending at the end.
+  const std::vector<Window> w = split_windows(whole, 128, 50, "stride");
+  ASSERT_GT(w.size(), 2u);
+  for (size_t k = 0; k < w.size(); ++k) {
+    EXPECT_EQ(w[k].encoding.ids.size(), 128u);
+    EXPECT_EQ(w[k].encoding.ids.front(), whole.ids.front());
+    EXPECT_EQ(w[k].encoding.ids.back(), whole.ids.back());
+    EXPECT_EQ(w[k].encoding.ids[1], whole.ids[1 + w[k].start]);
+    if (k + 1 < w.size()) EXPECT_EQ(w[k].start, static_cast<int64_t>(k) * 50);
+  }
+  EXPECT_EQ(w.back().start, pieces - 126);
+  EXPECT_EQ(split_windows(m.tokenize({"a short one", std::nullopt}), 128, 0, "stride").size(), 1u);
+  EXPECT_NE(error_of([&] { split_windows(whole, 128, 127, "stride"); }).find("stride: must be in [1, 126]"),
+            std::string::npos);
+
+  // Logits: the mean of the windows' own (stride 0: half a window, 63).
+  const std::vector<Window> halves = split_windows(whole, 128, 0, "stride");
+  std::vector<Encoding> encs;
+  for (const auto& x : halves) encs.push_back(x.encoding);
+  const std::vector<Prediction> per_window = m.predict(encs);
+  const Prediction p = m.predict({long_input}, 32, {true, 0})[0];
+  EXPECT_EQ(p.windows, static_cast<int64_t>(halves.size()));
+  for (size_t c = 0; c < p.logits.size(); ++c) {
+    double mean = 0;
+    for (const auto& q : per_window) mean += q.logits[c] / per_window.size();
+    EXPECT_NEAR(p.logits[c], mean, 1e-5);
+  }
+  // A short input reads as one window: the prediction without windows.
+  const Prediction short_w = m.predict({kInputs[0]}, 32, {true, 0})[0], short_t = m.predict({kInputs[0]})[0];
+  EXPECT_EQ(short_w.windows, 1);
+  EXPECT_NEAR(short_w.logits[0], short_t.logits[0], 1e-5);
+
+  // Scores: each window explained for the whole input's class, averaged where windows overlap.
+  const nlohmann::json j = m.explain({long_input}, "saliency", nullptr, "pred", "", 8, 0, {true, 0})[0];
+  ASSERT_EQ(j["token_scores"].size(), whole.ids.size());
+  EXPECT_EQ(j["target"].get<int64_t>(), p.label_id);
+  ASSERT_EQ(j["extras"]["windows"].size(), halves.size());
+  auto explainer = make_explainer("saliency");
+  std::vector<const Encoding*> ptrs;
+  for (const auto& x : halves) ptrs.push_back(&x.encoding);
+  const std::vector<Explanation> ex =
+      explainer->explain(m.classifier(), ptrs, std::vector<int64_t>(halves.size(), p.label_id), ExplainOptions{});
+  // Piece 10 is in the first window only; piece 70 in the first two (starts 0 and 63).
+  EXPECT_NEAR(j["token_scores"][11].get<double>(), ex[0].scores[11], 1e-6);
+  EXPECT_NEAR(j["token_scores"][71].get<double>(), (ex[0].scores[71] + ex[1].scores[71 - 63]) / 2, 1e-6);
+
+  EXPECT_NE(error_of([&] { m.predict({kInputs[1]}, 32, {true, 0}); }).find("text_pair: windows read one text"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { m.predict({long_input}, 32, {false, 10}); }).find("stride: only with windows"),
+            std::string::npos);
+}

@@ -51,6 +51,7 @@ struct PredictArgs {
   std::string model, input = "-", output = "-", format = "auto";
   int64_t batch_size = 32;
   int max_length = 0;
+  LongInputs long_inputs;  // --windows, --stride
 };
 
 void run_predict(const PredictArgs& a) {
@@ -58,6 +59,8 @@ void run_predict(const PredictArgs& a) {
   const Model model = Model::load(a.model);
   const Classifier& clf = model.classifier();
   const bool text = text_format(a.format, a.output);
+  if (a.long_inputs.windows && a.max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
+  if (a.long_inputs.stride != 0 && !a.long_inputs.windows) fail("--stride: only with --windows");
   // Block by block (whole batches each: the batches one process would run), so memory stays
   // bounded whatever the input's length.
   InputReader reader(a.input);
@@ -65,14 +68,21 @@ void run_predict(const PredictArgs& a) {
   const size_t block = input_block(a.batch_size);
   for (auto items = reader.next(block); !items.empty(); items = reader.next(block)) {
     std::vector<Encoding> encs;
+    std::vector<TextInput> whole;  // --windows
     for (const auto& item : items) {
       std::string where = fmt::format("{}:{}", reader.source(), item.line_no);
+      if (a.long_inputs.windows) {
+        if (!item.text) fail("{}: --windows reads 'text', not 'input_ids'", where);
+        whole.push_back({*item.text, item.text_pair});
+        continue;
+      }
       if (item.text) encs.push_back(clf.encode(*item.text, item.text_pair, a.max_length));
       else encs.push_back(clf.encode_ids(item.input_ids, item.token_type_ids, where));
       if (encs.back().truncated)
         std::fprintf(stderr, "salient: warning: %s: input truncated to %zu tokens\n", where.c_str(), encs.back().ids.size());
     }
-    const std::vector<Prediction> preds = model.predict(encs, a.batch_size);
+    const std::vector<Prediction> preds =
+        a.long_inputs.windows ? model.predict(whole, a.batch_size, a.long_inputs) : model.predict(encs, a.batch_size);
     for (size_t i = 0; i < preds.size(); ++i) {
       const Prediction& p = preds[i];
       const InputItem& item = items[i];
@@ -95,6 +105,7 @@ void run_predict(const PredictArgs& a) {
 struct EvaluateArgs {
   std::string model, data, data_dir;
   int64_t batch_size = 64, max_length = 0;
+  LongInputs long_inputs;  // --windows, --stride
 };
 
 // Accuracy, macro-F1 and MCC of a model on a labelled dataset, e.g. a held-out test split; Pearson
@@ -103,8 +114,10 @@ void run_evaluate(const EvaluateArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
   const std::string data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
+  if (a.long_inputs.stride != 0 && !a.long_inputs.windows) fail("--stride: only with --windows");
+  if (a.long_inputs.windows && a.max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
   const Dataset data = load_dataset(a.data, data_dir);  // a bad spec fails before the model loads
-  nlohmann::json j = Model::load(a.model).evaluate(data, a.batch_size, a.max_length);
+  nlohmann::json j = Model::load(a.model).evaluate(data, a.batch_size, a.max_length, a.long_inputs);
   j["model"] = a.model;
   j["data"] = a.data;
   std::cout << j.dump() << "\n";
@@ -192,6 +205,8 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   pred_cmd->add_option("--out,-o,--output", pr.output, "output file (default stdout)");
   pred_cmd->add_option("--batch-size", pr.batch_size, "examples per forward pass");
   pred_cmd->add_option("--max-length", pr.max_length, "truncate inputs to this many tokens (default: the model's limit)");
+  pred_cmd->add_flag("--windows", pr.long_inputs.windows, "read inputs longer than the model's positions whole, as overlapping windows (logits averaged)");
+  pred_cmd->add_option("--stride", pr.long_inputs.stride, "with --windows: word pieces between window starts (default: half a window)");
   pred_cmd->add_option("--format", pr.format, "auto (default: text on a terminal, JSON lines to a file or pipe) | json | text");
 
   static EvaluateArgs ev;
@@ -201,6 +216,8 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   eval_cmd->add_option("--data-dir", ev.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
   eval_cmd->add_option("--batch-size", ev.batch_size, "examples per forward pass");
   eval_cmd->add_option("--max-length", ev.max_length, "truncate inputs to this many tokens (default: the model's limit)");
+  eval_cmd->add_flag("--windows", ev.long_inputs.windows, "read inputs longer than the model's positions whole, as overlapping windows (logits averaged)");
+  eval_cmd->add_option("--stride", ev.long_inputs.stride, "with --windows: word pieces between window starts (default: half a window)");
 
   static std::string info_model;
   static bool info_json = false;

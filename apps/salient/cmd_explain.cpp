@@ -15,6 +15,7 @@
 #include "eval/faithfulness.h"
 #include "eval/plausibility.h"
 #include "eval/benchmark.h"
+#include "salient/salient.h"
 #include "dist/shards.h"
 #include "dist/world.h"
 #include "explain/explainer.h"
@@ -111,6 +112,7 @@ struct ExplainArgs {
   int64_t batch_size = 16;
   int max_length = 0;
   bool list = false;
+  LongInputs long_inputs;  // --windows, --stride
   MethodArgs m;
 };
 
@@ -188,8 +190,35 @@ void run_explain(const ExplainArgs& a) {
     }
   };
   const bool text = text_format(a.format, a.out), color = text && (a.out.empty() || a.out == "-") && ::isatty(STDOUT_FILENO);
+  if (a.long_inputs.windows && a.max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
+  if (a.long_inputs.stride != 0 && !a.long_inputs.windows) fail("--stride: only with --windows");
+  // --windows: each input whole, through the public API's windows (model/windows.h).
+  const Model windowed(clf);
+  auto explain_windows = [&](size_t s, size_t e) {
+    std::string lines;
+    for (size_t i = s; i < e; ++i) {
+      const InputItem& item = items[i];
+      const std::string where = fmt::format("{}:{}", source, item.line_no);
+      if (!item.text) fail("{}: --windows reads 'text', not 'input_ids'", where);
+      const TextInput input{*item.text, item.text_pair};
+      const std::string target =
+          a.target == "pred" ? "pred" : std::to_string(resolve_target(a.target, clf, item, where));
+      nlohmann::json j = windowed.explain({input}, a.method, opts.params, target,
+                                          opts.output ? model_output_name(*opts.output) : "", a.batch_size, opts.seed,
+                                          a.long_inputs)[0];
+      if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
+      if (text) {
+        const Prediction p = windowed.predict({input}, a.batch_size, a.long_inputs)[0];
+        lines += explanation_text(clf, j, torch::tensor(p.probs, torch::kFloat64), color);
+      } else {
+        lines += j.dump() + "\n";
+      }
+    }
+    return lines;
+  };
   // The lines of inputs [s, e) of `items`: one batch, explained and formatted.
   auto explain_batch = [&](size_t s, size_t e) {
+    if (a.long_inputs.windows) return explain_windows(s, e);
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < e; ++i) chunk.push_back(&encs[i]);
     std::vector<int64_t> targets;
@@ -325,6 +354,8 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
                      "class to explain: pred (default), gold (the input's \"label\"), a class index or a label name");
   ex_cmd->add_option("--batch-size", ex.batch_size, "inputs explained together");
   ex_cmd->add_option("--max-length", ex.max_length, "truncate inputs to this many tokens");
+  ex_cmd->add_flag("--windows", ex.long_inputs.windows, "read inputs longer than the model's positions whole, as overlapping windows; scores averaged where they overlap");
+  ex_cmd->add_option("--stride", ex.long_inputs.stride, "with --windows: word pieces between window starts (default: half a window)");
   ex_cmd->add_option("--word-agg", ex.word_agg, "word scores: sum (default) or max over the word's pieces");
   ex_cmd->add_option("--format", ex.format,
                      "auto (default: a coloured text view on a terminal, JSON lines to a file or pipe) | json | text");

@@ -15,6 +15,7 @@
 #include "explain/explainer.h"
 #include "model/checkpoint.h"
 #include "model/classifier.h"
+#include "model/windows.h"
 
 namespace salient {
 
@@ -24,12 +25,22 @@ struct TextInput {
   std::optional<std::string> text_pair;
 };
 
+// How an input longer than the model's positions is read: cut at the limit (the default;
+// Prediction::truncated says so), or whole, as overlapping windows of the model's length `stride`
+// word pieces apart (0: half a window; model/windows.h): the windows' logits are averaged into the
+// input's, and token scores averaged where windows overlap. One text, not sentence pairs.
+struct LongInputs {
+  bool windows = false;
+  int64_t stride = 0;
+};
+
 struct Prediction {
   int64_t label_id = -1;             // classification: the argmax
   std::string label;
   std::vector<double> logits, probs;
   std::optional<double> value;       // a regression model (one output): its value; no label
   bool truncated = false;            // the input was cut to the model's length limit
+  int64_t windows = 0;               // read as this many windows (LongInputs::windows), else 0
   nlohmann::json to_json() const;    // the fields `salient predict` writes
 };
 
@@ -69,7 +80,8 @@ class Model {
   // max_length 0: the model's limit.
   Encoding tokenize(const TextInput& input, int max_length = 0) const;
   std::vector<Prediction> predict(const std::vector<Encoding>& inputs, int64_t batch_size = 32) const;
-  std::vector<Prediction> predict(const std::vector<TextInput>& inputs, int64_t batch_size = 32) const;
+  std::vector<Prediction> predict(const std::vector<TextInput>& inputs, int64_t batch_size = 32,
+                                  const LongInputs& long_inputs = {}) const;
 
   // Explanations in the one schema (docs/explanation.schema.json), one per input. `method` is a
   // registered name (methods()); `params` its parameters by name (unknown names and out-of-range
@@ -78,7 +90,7 @@ class Model {
   std::vector<nlohmann::json> explain(const std::vector<TextInput>& inputs, const std::string& method,
                                       const nlohmann::json& params = nlohmann::json::object(),
                                       const std::string& target = "pred", const std::string& output = "",
-                                      int64_t batch_size = 8, uint64_t seed = 0) const;
+                                      int64_t batch_size = 8, uint64_t seed = 0, const LongInputs& long_inputs = {}) const;
 
   // Faithfulness of token scores (one per token of tokenize(input)) for the class `target`:
   // comprehensiveness and sufficiency of the top k removable tokens (k <= 0: ceil(20%), ERASER),
@@ -122,11 +134,14 @@ class Model {
   // Accuracy, macro-F1 and MCC (classification) or Pearson and MSE (regression) on a dataset spec
   // (sst2:test, a CSV/JSONL file, ...; docs/datasets.md). data_dir empty: the shared data.
   nlohmann::json evaluate(const std::string& spec, const std::string& data_dir = "", int64_t batch_size = 64,
-                          int64_t max_length = 0) const;
-  nlohmann::json evaluate(const Dataset& data, int64_t batch_size = 64, int64_t max_length = 0) const;
+                          int64_t max_length = 0, const LongInputs& long_inputs = {}) const;
+  nlohmann::json evaluate(const Dataset& data, int64_t batch_size = 64, int64_t max_length = 0,
+                          const LongInputs& long_inputs = {}) const;
 
  private:
   void require_task_head() const;  // the one-line error for a base encoder
+  // The whole input, untruncated, and its windows (LongInputs).
+  std::pair<Encoding, std::vector<Window>> windows_of(const TextInput& input, const LongInputs& long_inputs) const;
   Classifier clf_;
   bool has_task_head_ = true;
 };

@@ -115,7 +115,7 @@ class Prediction:
     """One prediction: ``label``, ``label_id``, ``probs`` and ``logits`` (NumPy), or ``value`` for a
     regression model; ``truncated`` when the input was cut to the model's length."""
 
-    __slots__ = ("label", "label_id", "probs", "logits", "value", "truncated")
+    __slots__ = ("label", "label_id", "probs", "logits", "value", "truncated", "windows")
 
     def __init__(self, d, as_tensor=False):
         self.label = d.get("label")
@@ -124,6 +124,7 @@ class Prediction:
         self.logits = _array(d["logits"], as_tensor) if "logits" in d else None
         self.value = d.get("value")
         self.truncated = bool(d.get("truncated", False))
+        self.windows = d.get("windows", 0)  # how many windows read the input (windows=True), else 0
 
     def to_dict(self):
         """The fields ``salient predict`` writes."""
@@ -134,6 +135,8 @@ class Prediction:
                  "logits": [float(x) for x in self.logits], "probs": [float(x) for x in self.probs]}
         if self.truncated:
             d["truncated"] = True
+        if self.windows:
+            d["windows"] = self.windows
         return d
 
     def __repr__(self):
@@ -218,10 +221,12 @@ class Model:
         [B, heads, L, L], rows are queries)."""
         return self._core.forward(_texts(texts), output_hidden_states, output_attentions, max_length, batch_size)
 
-    def predict(self, texts, batch_size=32, return_tensors="np"):
-        """Predictions for a text, a (text, pair) tuple or a list of them."""
+    def predict(self, texts, batch_size=32, return_tensors="np", windows=False, stride=0):
+        """Predictions for a text, a (text, pair) tuple or a list of them. ``windows=True`` reads a
+        text longer than the model's positions whole, as overlapping windows ``stride`` word pieces
+        apart (0: half a window) whose logits are averaged; else it is cut (``truncated``)."""
         as_tensor = _check_return_tensors(return_tensors)
-        return [Prediction(d, as_tensor) for d in self._core.predict(_texts(texts), batch_size)]
+        return [Prediction(d, as_tensor) for d in self._core.predict(_texts(texts), batch_size, windows, stride)]
 
     def __repr__(self):
         c = self.config
@@ -244,7 +249,7 @@ def _core_of(model):
 
 
 def explain(model, texts, method="ig", target="pred", output=None, batch_size=8, seed=0, return_tensors="np",
-            **params):
+            windows=False, stride=0, **params):
     """Explains the model's prediction (or ``target``) for each text.
 
     method: a registered explainer (``salient.methods()``); its parameters as keyword arguments
@@ -252,12 +257,15 @@ def explain(model, texts, method="ig", target="pred", output=None, batch_size=8,
       ValueError naming it.
     target: "pred", a class index or a label name. output: "prob" or "logit" (default: the
       method's own). seed: for the sampling methods. return_tensors: "np" or "pt" (torch.Tensor).
+    windows: a text longer than the model's positions is read whole, as overlapping windows
+      ``stride`` word pieces apart (0: half a window), each explained for the whole text's class and
+      the scores averaged where windows overlap (``extras["windows"]``); else it is cut.
     Returns a list of :class:`Explanation`.
     """
     as_tensor = _check_return_tensors(return_tensors)
     core = _core_of(model)
     inputs = _texts(texts)
-    result = core.explain(inputs, method, params, _target_arg(target), output or "", batch_size, seed)
+    result = core.explain(inputs, method, params, _target_arg(target), output or "", batch_size, seed, windows, stride)
     return [Explanation(d, as_tensor, x) for d, x in zip(result, inputs)]
 
 

@@ -5,6 +5,7 @@
 
 #include "attattr/report.h"
 #include "data/dataset.h"
+#include "eval/classification.h"
 #include "eval/faithfulness.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -23,6 +24,7 @@ nlohmann::json Prediction::to_json() const {
     j["probs"] = probs;
   }
   if (truncated) j["truncated"] = true;
+  if (windows > 0) j["windows"] = windows;
   return j;
 }
 
@@ -139,15 +141,65 @@ std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int6
   return out;
 }
 
-std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int64_t batch_size) const {
+namespace {
+void check_long_inputs(const LongInputs& l) {
+  if (l.stride < 0) fail("stride: must be >= 0 (got {})", l.stride);
+  if (l.stride != 0 && !l.windows) fail("stride: only with windows");
+}
+}  // namespace
+
+std::pair<Encoding, std::vector<Window>> Model::windows_of(const TextInput& input, const LongInputs& long_inputs) const {
+  if (input.text_pair) fail("text_pair: windows read one text, not a sentence pair");
+  Encoding whole = clf_.tokenizer.encode(input.text, std::nullopt, 0);
+  std::vector<Window> windows = split_windows(whole, config().max_tokens(), long_inputs.stride, "stride");
+  return {std::move(whole), std::move(windows)};
+}
+
+std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int64_t batch_size,
+                                       const LongInputs& long_inputs) const {
+  check_long_inputs(long_inputs);
+  if (!long_inputs.windows) {
+    std::vector<Encoding> encs;
+    for (const auto& in : inputs) encs.push_back(tokenize(in));
+    return predict(encs, batch_size);
+  }
+  // Every window of every input in one list (batched together), then each input's mean logits.
   std::vector<Encoding> encs;
-  for (const auto& in : inputs) encs.push_back(tokenize(in));
-  return predict(encs, batch_size);
+  std::vector<size_t> first(1, 0);
+  for (const auto& in : inputs) {
+    for (auto& w : windows_of(in, long_inputs).second) encs.push_back(std::move(w.encoding));
+    first.push_back(encs.size());
+  }
+  const std::vector<Prediction> per_window = predict(encs, batch_size);
+  std::vector<Prediction> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const double n = static_cast<double>(first[i + 1] - first[i]);
+    Prediction p;
+    p.windows = static_cast<int64_t>(n);
+    if (config().num_labels == 1) {
+      double v = 0;
+      for (size_t k = first[i]; k < first[i + 1]; ++k) v += *per_window[k].value / n;
+      p.value = v;
+    } else {
+      p.logits.assign(per_window[first[i]].logits.size(), 0.0);
+      for (size_t k = first[i]; k < first[i + 1]; ++k)
+        for (size_t c = 0; c < p.logits.size(); ++c) p.logits[c] += per_window[k].logits[c] / n;
+      const double top = *std::max_element(p.logits.begin(), p.logits.end());
+      double z = 0;
+      for (double l : p.logits) z += std::exp(l - top);
+      for (double l : p.logits) p.probs.push_back(std::exp(l - top) / z);
+      p.label_id = std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin();
+      p.label = clf_.label_name(p.label_id);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,
                                            const nlohmann::json& params, const std::string& target,
-                                           const std::string& output, int64_t batch_size, uint64_t seed) const {
+                                           const std::string& output, int64_t batch_size, uint64_t seed,
+                                           const LongInputs& long_inputs) const {
   require_task_head();
   // Gradient methods need autograd whatever the caller's grad mode (in Python, torch.no_grad() or
   // torch.set_grad_enabled(False) switch it off for this thread in the libtorch salient shares).
@@ -162,6 +214,37 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
   opts.seed = seed;
   if (!output.empty()) opts.output = parse_model_output(output);
   const int64_t fixed_target = target == "pred" ? -1 : config().label_id(target);  // errors name the labels
+  check_long_inputs(long_inputs);
+  if (long_inputs.windows) {
+    // Each input's windows explained for one class (the whole input's prediction, or the one
+    // asked for), their scores stitched onto the whole input.
+    const std::vector<Prediction> preds =
+        fixed_target < 0 ? predict(inputs, batch_size, long_inputs) : std::vector<Prediction>();
+    std::vector<nlohmann::json> out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto [whole, windows] = windows_of(inputs[i], long_inputs);
+      const int64_t t = fixed_target < 0 ? preds[i].label_id : fixed_target;
+      std::vector<std::vector<double>> scores;
+      nlohmann::json per_window = nlohmann::json::array();
+      Explanation first;
+      for (size_t s = 0; s < windows.size(); s += static_cast<size_t>(batch_size)) {
+        std::vector<const Encoding*> chunk;
+        for (size_t k = s; k < std::min(windows.size(), s + static_cast<size_t>(batch_size)); ++k)
+          chunk.push_back(&windows[k].encoding);
+        std::vector<Explanation> ex = explainer->explain(clf_, chunk, std::vector<int64_t>(chunk.size(), t), opts);
+        for (size_t k = 0; k < ex.size(); ++k) {
+          if (s + k == 0) first = ex[k];
+          per_window.push_back({{"start", windows[s + k].start}, {"tokens", chunk[k]->ids.size()}, {"extras", ex[k].extras}});
+          scores.push_back(std::move(ex[k].scores));
+        }
+      }
+      Explanation stitched = first;
+      stitched.scores = stitch_window_scores(windows, scores, whole.ids.size());
+      stitched.extras = {{"windows", per_window}};
+      out.push_back(explanation_json(clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
+    }
+    return out;
+  }
   std::vector<Encoding> encs;
   for (const auto& in : inputs) encs.push_back(tokenize(in));
   std::vector<nlohmann::json> out;
@@ -298,14 +381,37 @@ nlohmann::json Model::attattr_prune(const std::string& eval_data, const nlohmann
 }
 
 nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_dir, int64_t batch_size,
-                               int64_t max_length) const {
-  return evaluate(load_dataset(spec, data_dir.empty() ? shared_data_dir() : data_dir), batch_size, max_length);
+                               int64_t max_length, const LongInputs& long_inputs) const {
+  return evaluate(load_dataset(spec, data_dir.empty() ? shared_data_dir() : data_dir), batch_size, max_length,
+                  long_inputs);
 }
 
-nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t max_length) const {
+nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t max_length,
+                               const LongInputs& long_inputs) const {
   require_task_head();
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
   if (max_length < 0) fail("max_length: must be >= 0 (got {})", max_length);
+  check_long_inputs(long_inputs);
+  if (long_inputs.windows) {
+    if (max_length > 0) fail("max_length: windows read whole inputs (give one or the other)");
+    if (config().num_labels == 1) fail("windows: evaluate reads windows for classifiers only");
+    std::vector<TextInput> inputs;
+    std::vector<int64_t> gold, pred;
+    for (size_t i = 0; i < data.records.size(); ++i) {
+      if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", data.name, i + 1);
+      inputs.push_back({data.records[i].text, data.records[i].text_pair});
+      gold.push_back(data.records[i].label);
+    }
+    int64_t windows = 0;
+    for (const Prediction& p : predict(inputs, batch_size, long_inputs)) {
+      pred.push_back(p.label_id);
+      windows += p.windows;
+    }
+    const ClassificationMetrics m = classification_metrics(gold, pred, config().num_labels);
+    return {{"data", data.name}, {"examples", m.count}, {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1},
+            {"mcc", m.mcc}, {"windows", windows},
+            {"stride", long_inputs.stride > 0 ? long_inputs.stride : std::max<int64_t>(1, (config().max_tokens() - 2) / 2)}};
+  }
   const int64_t length = max_length > 0 ? max_length : config().max_tokens();
   if (config().num_labels == 1) {
     const RegressionMetrics m = evaluate_regressor(clf_, data, length, batch_size);
