@@ -59,8 +59,7 @@ void run_predict(const PredictArgs& a) {
   const Model model = Model::load(a.model);
   const Classifier& clf = model.classifier();
   const bool text = text_format(a.format, a.output);
-  if (a.long_inputs.windows && a.max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
-  if (a.long_inputs.stride != 0 && !a.long_inputs.windows) fail("--stride: only with --windows");
+  check_window_flags(a.long_inputs, a.max_length);
   // Block by block (whole batches each: the batches one process would run), so memory stays
   // bounded whatever the input's length.
   InputReader reader(a.input);
@@ -114,8 +113,7 @@ void run_evaluate(const EvaluateArgs& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
   const std::string data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
-  if (a.long_inputs.stride != 0 && !a.long_inputs.windows) fail("--stride: only with --windows");
-  if (a.long_inputs.windows && a.max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
+  check_window_flags(a.long_inputs, a.max_length);
   const Dataset data = load_dataset(a.data, data_dir);  // a bad spec fails before the model loads
   nlohmann::json j = Model::load(a.model).evaluate(data, a.batch_size, a.max_length, a.long_inputs);
   j["model"] = a.model;

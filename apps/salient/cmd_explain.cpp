@@ -15,7 +15,6 @@
 #include "eval/faithfulness.h"
 #include "eval/plausibility.h"
 #include "eval/benchmark.h"
-#include "salient/salient.h"
 #include "dist/shards.h"
 #include "dist/world.h"
 #include "explain/explainer.h"
@@ -190,8 +189,7 @@ void run_explain(const ExplainArgs& a) {
     }
   };
   const bool text = text_format(a.format, a.out), color = text && (a.out.empty() || a.out == "-") && ::isatty(STDOUT_FILENO);
-  if (a.long_inputs.windows && a.max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
-  if (a.long_inputs.stride != 0 && !a.long_inputs.windows) fail("--stride: only with --windows");
+  check_window_flags(a.long_inputs, a.max_length);
   // --windows: each input whole, through the public API's windows (model/windows.h).
   const Model windowed(clf);
   auto explain_windows = [&](size_t s, size_t e) {

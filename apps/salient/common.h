@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/inputs.h"
+#include "salient/salient.h"
 #include "util/error.h"
 #include "util/atomic_file.h"
 #include "util/io.h"
@@ -45,6 +46,12 @@ inline std::vector<int64_t> parse_int_list(const std::string& text, const std::s
 // Streaming commands read their inputs in blocks of about this many lines (input_block rounds
 // it to whole batches).
 constexpr size_t kInputBlock = 1024;
+// --windows and --stride of predict, evaluate and explain, checked against --max-length.
+inline void check_window_flags(const LongInputs& l, int64_t max_length) {
+  if (l.windows && max_length > 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
+  if (l.stride != 0 && !l.windows) fail("--stride: only with --windows");
+}
+
 inline size_t input_block(int64_t batch_size) {
   const size_t b = static_cast<size_t>(std::max<int64_t>(batch_size, 1));
   return std::max<size_t>(1, kInputBlock / b) * b;
