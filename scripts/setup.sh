@@ -11,7 +11,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   python3-pytest-xdist  # the sanitized Python suite on every core (scripts/sanitize.sh)
   libcpp-httplib-dev  # salient serve (docs/serve.md)
   libopenmpi-dev openmpi-bin  # mpirun -np N salient ... (docs/distributed.md)
-  clang  # the libFuzzer harnesses (scripts/fuzz.sh)
+  clang libclang-rt-14-dev  # the libFuzzer harnesses (scripts/fuzz.sh); the sanitizer runtimes are only a Recommends of clang
   libomp-dev  # LLVM's OpenMP runtime and its Archer tool, for ThreadSanitizer (scripts/tsan.sh)
   dataset-fashion-mnist
   dict-gcide wordnet-base)  # English for the pre-training corpus (salient corpus build --gcide/--wordnet)
