@@ -4,11 +4,8 @@ BertModel of 6 layers x 12 heads): every layer's hidden states and attention map
 ids on real texts, and a checkpoint fine-tuned by salient read by HF (and HF's written copy read back
 by salient) with the same logits. Runs in .venv-ref (tests/hf/run.sh)."""
 import csv
-import gzip
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,33 +13,15 @@ import torch
 
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 import salient  # noqa: E402
+from conftest import SALIENT_BIN, shared  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-ENCODER = Path(os.environ.get("SALIENT_PRETRAINED", REPO / "models" / "pretrained")) / "all-minilm-l6-v2"
 torch.set_grad_enabled(False)
-
-
-def _shared():
-    env = os.environ.get("SALIENT_SHARED")
-    return Path(env) if env else REPO.parent / "shared"
-
-
-@pytest.fixture(scope="module")
-def encoder_dir():
-    assert (ENCODER / "model.safetensors").is_file(), f"{ENCODER}: run scripts/fetch_pretrained.sh first"
-    return str(ENCODER)
-
-
-@pytest.fixture(scope="module")
-def hf_encoder(encoder_dir):
-    m = transformers.BertModel.from_pretrained(encoder_dir, attn_implementation="eager")
-    return m.eval()
 
 
 def real_texts():
     """SST-2 dev (872 sentences), the first 300 HateXplain test posts, 40 ERASER movie reviews
     (whole documents, far over 512 tokens) and hand-made edge cases: >= 1,200 texts."""
-    data = _shared() / "data"
+    data = shared() / "data"
     texts = []
     with open(data / "sst2_glue" / "dev.tsv", newline="") as f:
         texts += [row["sentence"] for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)]
@@ -73,7 +52,7 @@ def test_the_packaged_encoder_loads_as_a_base_encoder(encoder_dir, hf_encoder):
     assert (c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"], c["intermediate_size"]) == (6, 12, 384, 1536)
     with pytest.raises(ValueError, match="no classification head.*salient train --init"):
         m.predict("a charming and moving journey")
-    out = subprocess.run([os.environ.get("SALIENT_BIN", str(REPO / "build" / "salient")), "info", "--model",
+    out = subprocess.run([SALIENT_BIN, "info", "--model",
                           encoder_dir, "--json"], capture_output=True, text=True, check=True)
     info = json.loads(out.stdout)["model"]
     assert info["task_head"] is False and info["layers"] == 6 and info["heads"] == 12
@@ -140,18 +119,6 @@ def test_tokenizer_ids_match_hf_on_real_texts(encoder_dir):
     ref = fast([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first", max_length=64)
     for a, ids, types in zip(ours, ref["input_ids"], ref["token_type_ids"]):
         assert list(a["ids"]) == ids and list(a["type_ids"]) == types
-
-
-@pytest.fixture(scope="module")
-def fine_tuned(encoder_dir, tmp_path_factory):
-    """A classifier fine-tuned from the packaged encoder by salient (a few steps: the head and
-    every weight move away from the checkpoint's)."""
-    out = tmp_path_factory.mktemp("ft") / "sst2-minilm"
-    subprocess.run([os.environ.get("SALIENT_BIN", str(REPO / "build" / "salient")), "--quiet", "--threads", "2",
-                    "train", "--init", encoder_dir, "--train", "sst2:train", "--dev", "sst2:dev", "--max-train", "96",
-                    "--epochs", "1", "--batch-size", "16", "--max-length", "48", "--lr", "1e-4", "--seed", "3",
-                    "--out", str(out)], check=True, capture_output=True, text=True)
-    return str(out)
 
 
 def test_hf_reads_a_checkpoint_salient_fine_tuned_with_the_same_logits(fine_tuned, tmp_path):
