@@ -19,6 +19,6 @@ expect "INIT: /nonexistent/encoder/config.json not found" INIT=/nonexistent/enco
 expect "ERASER_FROM: 'x' is not sst2 or encoder" INIT=none ERASER_FROM=x "$tm" eraser
 expect "ERASER_FROM: encoder needs an encoder" INIT=none ERASER_FROM=encoder "$tm" eraser
 expect "unknown task 'bogus' (sst2, hatexplain, cola, eraser)" INIT=none "$tm" sst2 bogus
-expect "eraser: no MiniLM recipe yet" INIT=minilm "$tm" sst2 eraser
+expect "ERASER_FROM: encoder is not a MiniLM recipe" INIT=minilm ERASER_FROM=encoder "$tm" eraser
 [ $fails -eq 0 ] && echo "train_models.sh options: all refused as expected"
 exit $fails
