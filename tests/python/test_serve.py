@@ -162,12 +162,27 @@ def colour(v):
     return tuple(255 + (c - 255) * abs(t) for c in (r, g, b))
 
 
+@pytest.fixture(scope="module")
+def page(server, model_dir, salient_bin):
+    """(url, model) the browser test drives: the fixture model, or $SALIENT_PAGE_MODEL served alone
+    (scripts/screenshot.sh takes the README's picture from the quick start's real model so)."""
+    other = os.environ.get("SALIENT_PAGE_MODEL")
+    if not other:
+        yield server, model_dir
+        return
+    url, p = start_server(salient_bin, other)
+    yield url, other
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=30) == 0, p.stderr.read()
+
+
 @pytest.mark.same_build
-def test_the_page_in_headless_chromium(server, model_dir):
+def test_the_page_in_headless_chromium(page):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
+    server, model_dir = page
     browser = chrome_or_skip()
-    text = "a charming and moving journey"
+    text = os.environ.get("SALIENT_PAGE_TEXT", "a charming and moving journey")
     try:
         browser.get(server)
         wait = WebDriverWait(browser, 60)
