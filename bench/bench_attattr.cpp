@@ -161,6 +161,7 @@ void bench_model(const std::string& name, const Transformer& model, const torch:
 }  // namespace
 
 int main(int argc, char** argv) {
+  salient::reexec_with_better_blas(argv);  // the kernels the salient binary runs (util/runtime.h)
   if (bench::help_requested(argc, argv,
                             "bench_attattr [--threads N] [--repeats N] [--quick] [--length L] [--skip-base] "
                             "[--base-one-layer] [--full-straightforward] [MODEL_DIR ...]\n"

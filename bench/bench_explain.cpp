@@ -117,6 +117,7 @@ void bench_bert_base_ig(int64_t length, int64_t steps, const std::string& ig_imp
 }  // namespace
 
 int main(int argc, char** argv) {
+  salient::reexec_with_better_blas(argv);  // the kernels the salient binary runs (util/runtime.h)
   if (bench::help_requested(argc, argv,
                             "bench_explain [--threads N] [--examples N] [--batch B] [--methods a,b] "
                             "[--ig-impl fused|autograd|plain] [--repeats N] [MODEL_DIR ...]\n"

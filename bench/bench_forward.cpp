@@ -43,6 +43,7 @@ void bench_model(const std::string& name, const Transformer& model, bool quick, 
 }  // namespace
 
 int main(int argc, char** argv) {
+  salient::reexec_with_better_blas(argv);  // the kernels the salient binary runs (util/runtime.h)
   if (bench::help_requested(argc, argv,
                             "bench_forward [--threads N] [--quick] [--only-base-128] [MODEL_DIR ...]\n"
                             "Forward latency and throughput against the measured sgemm peak (see the file header).\n"))

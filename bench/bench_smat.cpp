@@ -17,6 +17,7 @@ using namespace salient;
 using namespace salient::smat;
 
 int main(int argc, char** argv) {
+  salient::reexec_with_better_blas(argv);  // the kernels the salient binary runs (util/runtime.h)
   if (bench::help_requested(argc, argv,
                             "bench_smat [--threads N] [--reps N] [--batch N] [--length N] [--layers N] [--heads N] [--hidden N]\n"
                             "Median seconds of a SMaT student step and meta step (SGD and AdamW students) and their ratio.\n"))

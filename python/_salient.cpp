@@ -314,6 +314,8 @@ PYBIND11_MODULE(_salient, m) {
   // the default at import so that a call costs what the same call costs in the CLI.
   m.def("set_threads", [](int n) { return salient::set_threads(n); }, py::arg("n") = 0);
   m.def("threads", [] { return salient::current_threads(); });
+  m.def("openblas_core", [] { return salient::openblas_core(); });
+  m.def("better_openblas_core", [] { return salient::better_openblas_core(); });
   // Process-wide malloc setting (util/memory.h); not applied at import, since it is the host's process.
   m.def("retain_freed_memory", [] { return salient::retain_freed_memory(); });
 

@@ -130,7 +130,7 @@ void run_info(const std::string& model_dir, bool json_out) {
   j["device"] = default_device().str();
   j["cuda_devices"] = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   j["blas"] = {{"library", blas.library}, {"openblas", blas.is_openblas}, {"config", blas.config},
-               {"reference_blas", blas.is_reference}};
+               {"reference_blas", blas.is_reference}, {"kernels", openblas_core()}};
   j["distributed"] = {{"engine", dist::engine()}, {"rank", dist::rank()}, {"ranks", dist::size()}};
   if (!model_dir.empty()) {
     LoadReport report;

@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
 }  // namespace salient::cli
 
 int main(int argc, char** argv) {
+  // OpenBLAS chose its kernels when it loaded; on a CPU newer than its tables they are the generic
+  // ones, 3-4x slower: run again asking for the CPU's (util/runtime.h).
+  salient::reexec_with_better_blas(argv);
   // Under mpirun each rank is this process; alone, a world of one (docs/distributed.md).
   salient::dist::init(&argc, &argv);
   // Every rank with an error prints it; then all ranks end, so none waits at a collective forever.

@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 
+#include <strings.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -90,6 +93,41 @@ void check_blas() {
   if (b.is_reference)
     std::cerr << "salient: warning: the reference BLAS (" << b.library
               << ") is active and is ~50x slower; install libopenblas0-openmp\n";
+}
+
+std::string openblas_core() {
+  using NameFn = char* (*)();
+  auto fn = reinterpret_cast<NameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = fn ? fn() : nullptr;
+  return name ? name : "";
+}
+
+std::string openblas_core_for_cpu() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return "";
+}
+
+std::string better_openblas_core() {
+  if (std::getenv("OPENBLAS_CORETYPE")) return "";  // the user's choice stands
+  const std::string want = openblas_core_for_cpu(), have = openblas_core();
+  // The same rule as the Python package (salient/__init__.py sets the variable before anything loads
+  // OpenBLAS): the CPU's kernels whenever OpenBLAS runs others, so both compute alike.
+  if (want.empty() || have.empty() || strcasecmp(have.c_str(), want.c_str()) == 0) return "";
+  return want;
+}
+
+void reexec_with_better_blas(char** argv) {
+  const std::string core = better_openblas_core();
+  if (core.empty()) return;
+  if (setenv("OPENBLAS_CORETYPE", core.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on with the kernels loaded
 }
 
 }  // namespace salient

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import salient  # noqa: F401  first: it asks OpenBLAS for the kernels the CLI runs (salient/__init__.py)
+
 REPO = Path(__file__).resolve().parents[2]
 ENCODER = Path(os.environ.get("SALIENT_PRETRAINED", REPO / "models" / "pretrained")) / "all-minilm-l6-v2"
 SALIENT_BIN = os.environ.get("SALIENT_BIN", str(REPO / "build" / "salient"))

@@ -288,3 +288,26 @@ def test_gradient_methods_work_inside_torch_no_grad(model_dir):
         got = salient.explain(m, "a charming and moving journey", method="ig", steps=8)[0].scores
         assert not torch.is_grad_enabled()
     assert list(got) == list(want)
+
+
+def test_openblas_runs_the_cpus_kernels_in_the_cli_and_the_module(salient_bin):
+    """OpenBLAS 0.3.21 gives CPUs newer than its tables its generic Prescott kernels. The CLI runs
+    itself again asking for the CPU's (util/runtime.h), the module asks before numpy loads OpenBLAS
+    (conftest imports salient first), so both run the same arithmetic; a user's choice stays."""
+    import os
+    import subprocess
+    want = salient._cpu_openblas_core()
+    if not want:
+        pytest.skip("this CPU has neither AVX2 nor AVX-512: OpenBLAS's own choice stands")
+
+    def blas(env):
+        out = subprocess.run([salient_bin, "--quiet", "info", "--json"], env=env, capture_output=True, text=True,
+                             check=True).stdout
+        return json.loads(out)["blas"]
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    if not blas(env)["openblas"]:
+        pytest.skip("the BLAS is not OpenBLAS")
+    assert blas(env)["kernels"] == want
+    assert salient._salient.openblas_core() == want
+    assert blas({**env, "OPENBLAS_CORETYPE": "Prescott"})["kernels"] == "Prescott"
