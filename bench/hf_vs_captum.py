@@ -37,13 +37,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
-import transformers
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "build" / "python"))
+# First: salient asks OpenBLAS for this CPU's kernels before numpy or torch loads it, so both sides
+# run the same, best ones (salient/__init__.py).
 import salient  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
 
 SHARED = Path(os.environ.get("SALIENT_SHARED", REPO.parent / "shared"))
 ENCODER = REPO / "models" / "pretrained" / "all-minilm-l6-v2"
@@ -253,7 +255,8 @@ def main():
         train_row = fine_tuning(a, tok, flops)
     peaks.append(sgemm_gflops())
     peak = statistics.mean(peaks)
-    print(f"\n{a.threads} threads; sgemm {peaks[0]:.1f} GFLOP/s before, {peaks[-1]:.1f} after; torch {torch.__version__}, "
+    print(f"\n{a.threads} threads; OpenBLAS {salient._salient.openblas_core()} kernels, sgemm {peaks[0]:.1f} GFLOP/s before, "
+          f"{peaks[-1]:.1f} after; torch {torch.__version__}, "
           f"transformers {transformers.__version__}; median of {a.rounds} interleaved rounds\n")
     print("| measurement | salient | Captum / HF eager | speed-up | salient / FLOP floor | reference / floor |")
     print("|---|---|---|---|---|---|")
