@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/train_models.sh refuses invalid settings with one line naming the variable, exit status 2,
-# before it trains anything. Usage: train_models_options.sh SALIENT_BINARY
+# scripts/train_models.sh and scripts/attattr_minilm.sh refuse invalid settings with one line naming
+# the variable or argument, exit status 2, before they train anything. Usage: train_models_options.sh SALIENT_BINARY
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 export BIN=$1
@@ -20,5 +20,8 @@ expect "ERASER_FROM: 'x' is not sst2 or encoder" INIT=none ERASER_FROM=x "$tm" e
 expect "ERASER_FROM: encoder needs an encoder" INIT=none ERASER_FROM=encoder "$tm" eraser
 expect "unknown task 'bogus' (sst2, hatexplain, cola, eraser)" INIT=none "$tm" sst2 bogus
 expect "ERASER_FROM: encoder is not a MiniLM recipe" INIT=minilm ERASER_FROM=encoder "$tm" eraser
-[ $fails -eq 0 ] && echo "train_models.sh options: all refused as expected"
+am=$root/scripts/attattr_minilm.sh
+expect "unknown task 'bogus' (sst2, hatexplain)" "$am" sst2 bogus
+expect "SEEDS: 'x' is not a seed" SEEDS="13 x" "$am" sst2
+[ $fails -eq 0 ] && echo "train_models.sh and attattr_minilm.sh options: all refused as expected"
 exit $fails
