@@ -172,14 +172,16 @@ def main():
             d = encode(t)[0].shape[1] - 2
             return 2 ** d if d <= 10 else a.samples
 
+        budgets = {t: evaluations(t) for t in pert_texts}  # outside the timed calls
+
         def captum_shap():
             for t in pert_texts:
-                ks.attribute(**perturbation_args(t), n_samples=evaluations(t), perturbations_per_eval=64)
+                ks.attribute(**perturbation_args(t), n_samples=budgets[t], perturbations_per_eval=64)
 
         def salient_shap():
             salient.explain(m, pert_texts, method="kernel_shap", samples=a.samples, batch_size=1)
 
-        floor = sum(evaluations(t) * flops.forward(encode(t)[0].shape[1]) for t in pert_texts)
+        floor = sum(budgets[t] * flops.forward(encode(t)[0].shape[1]) for t in pert_texts)
         pairs["kernel_shap"] = (salient_shap, captum_shap, floor, len(pert_texts),
                                 f"KernelSHAP, the same evaluations, s per SST-2 dev sentence ({len(pert_texts)})")
     if "attattr" in sections:
@@ -287,10 +289,12 @@ def fine_tuning(a, tok, flops):
     tokens = sum(lengths)
     floor = sum(3 * flops.forward(L) for L in lengths)
     with tempfile.TemporaryDirectory() as tmp:
-        train = Path(tmp) / "train.jsonl"
-        train.write_text("".join(json.dumps({"text": t, "label": y}) + "\n" for t, y in zip(texts, labels)))
-        devf = Path(tmp) / "dev.jsonl"
-        devf.write_text("".join(json.dumps({"text": t, "label": y}) + "\n" for t, y in zip(texts[:8], labels[:8])))
+        def write_jsonl(name, n):
+            path = Path(tmp) / name
+            path.write_text("".join(json.dumps({"text": t, "label": y}) + "\n" for t, y in zip(texts[:n], labels[:n])))
+            return path
+
+        train, devf = write_jsonl("train.jsonl", len(texts)), write_jsonl("dev.jsonl", 8)
         subprocess.run([str(REPO / "build" / "salient"), "--quiet", "--threads", str(a.threads), "train", "--init",
                         str(ENCODER), "--train", str(train), "--dev", str(devf), "--epochs", "1", "--batch-size", "32",
                         "--max-length", "64", "--lr", "1e-4", "--seed", "1", "--out", str(Path(tmp) / "out")],
