@@ -126,7 +126,12 @@ void reexec_with_better_blas(char** argv) {
   const std::string core = better_openblas_core();
   if (core.empty()) return;
   if (setenv("OPENBLAS_CORETYPE", core.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // The binary's own path, not /proc/self/exe itself: the process's name (ps, top, pkill) is
+  // taken from the path executed, and would otherwise read "exe".
+  std::string self(4096, '\0');
+  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  self.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  execv(self.empty() ? "/proc/self/exe" : self.c_str(), argv);
   unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on with the kernels loaded
 }
 
