@@ -99,9 +99,19 @@ std::vector<RawFeatures> extract_raw_features(const Classifier& clf, const std::
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return inputs[a]->ids.size() < inputs[b]->ids.size(); });
   torch::NoGradGuard no_grad;
-  for (size_t s = 0; s < order.size(); s += batch_size) {
+  // A batch's attention maps (layers x H x L x L floats per input) are kept whole by the forward
+  // pass; long inputs therefore go in smaller batches (at 512 tokens on 6 x 12 heads a batch of 32
+  // would hold 2.4 GB of them).
+  const auto& config = clf.model.config();
+  const double map_bytes = 4.0 * config.num_hidden_layers * config.num_attention_heads;
+  constexpr double kMaxBatchAttentionBytes = 256.0 * (1 << 20);
+  for (size_t s = 0, next = 0; s < order.size(); s = next) {
     std::vector<const Encoding*> chunk;
-    for (size_t i = s; i < std::min(order.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(inputs[order[i]]);
+    for (next = s; next < order.size() && chunk.size() < static_cast<size_t>(batch_size); ++next) {
+      const double len = static_cast<double>(inputs[order[next]]->ids.size());  // the longest so far: sorted
+      if (!chunk.empty() && (chunk.size() + 1) * map_bytes * len * len > kMaxBatchAttentionBytes) break;
+      chunk.push_back(inputs[order[next]]);
+    }
     Batch b = make_batch(chunk, clf.tokenizer.pad_id(), clf.model.device());
     ForwardRequest req;
     req.input_ids = b.input_ids;
@@ -110,11 +120,11 @@ std::vector<RawFeatures> extract_raw_features(const Classifier& clf, const std::
     req.want_attentions = true;
     ForwardResult r = clf.model.forward(req);
     torch::Tensor pred = r.logits.argmax(-1).cpu();
-    // [B, layers, H, L, L] on the CPU in float32.
-    torch::Tensor att = torch::stack(r.attentions, 1).to(torch::kCPU, torch::kFloat32);
     for (size_t i = 0; i < chunk.size(); ++i) {
       const int64_t n = static_cast<int64_t>(chunk[i]->ids.size());
-      torch::Tensor a = att[i].slice(2, 0, n).slice(3, 0, n);  // [layers, H, n, n]: real tokens only
+      std::vector<torch::Tensor> layers;  // each [H, n, n]: real tokens only
+      for (const torch::Tensor& layer : r.attentions) layers.push_back(layer[i].slice(1, 0, n).slice(2, 0, n));
+      torch::Tensor a = torch::stack(layers).to(torch::kCPU, torch::kFloat32);  // [layers, H, n, n]
       // Renormalise rows: padding keys got exp(-10000) ≈ 0 already; this removes the rounding rest.
       a = a / a.sum(-1, true);
       torch::Tensor cls_to_tok = a.select(2, 0);                     // [layers, H, n] (query 0)
