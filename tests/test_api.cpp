@@ -157,6 +157,21 @@ TEST(Api, ABaseEncoderLoadsForItsStatesAndRefusesToPredict) {
   auto r = run_salient("info --model " + dir + " --json", "");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(nlohmann::json::parse(r.out)["model"]["task_head"].get<bool>());
+
+  // The same encoder in an old sentence-transformers folder: modules.json on top, the model's
+  // files in 0_Transformer/ (as sentence-transformers < 2.3 saved them).
+  const std::string st = salient::test::temp_dir("api_st_layout");
+  std::filesystem::remove_all(st + "/0_Transformer");
+  std::filesystem::copy(dir, st + "/0_Transformer");
+  salient::write_file_atomic(st + "/modules.json",
+                             R"([{"idx": 0, "name": "0", "path": "0_Transformer", "type": "sentence_transformers.models.Transformer"},
+                                 {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
+  const Model nested = Model::load(st);
+  EXPECT_TRUE(torch::equal(nested.forward({nested.tokenize(kInputs[0])}).hidden_states.back(), b.hidden_states.back()));
+  r = run_salient("info --model " + st + " --json", "");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["model"]["heads"], full.classifier().model.config().num_attention_heads)
+      << r.out;
 }
 
 TEST(Api, LongInputsAreReadAsWindowsWhoseLogitsAndScoresCombine) {

@@ -139,7 +139,7 @@ void warn_unused_weights(const std::string& weights_path, const LoadReport& repo
 
 ModelConfig load_model_config(const std::string& dir) {
   if (!dir_exists(dir)) fail_not_found("{}: model directory not found", dir);
-  const std::string config_path = join_path(dir, "config.json");
+  const std::string config_path = join_path(model_files_dir(dir), "config.json");
   if (!file_exists(config_path)) fail_not_found("{}: missing config.json", dir);
   return ModelConfig::from_file(config_path);
 }
@@ -152,16 +152,16 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   }
   if (options.pooling) {
     config.pooling = *options.pooling;
-    config.validate(join_path(dir, "config.json") + " (with --pooling)");
+    config.validate(join_path(model_files_dir(dir), "config.json") + " (with --pooling)");
   }
   if (options.hidden_dropout || options.attention_dropout) {
     if (options.hidden_dropout) config.hidden_dropout_prob = *options.hidden_dropout;
     if (options.attention_dropout) config.attention_probs_dropout_prob = *options.attention_dropout;
-    config.validate(join_path(dir, "config.json") + " (with --dropout/--attention-dropout)");
+    config.validate(join_path(model_files_dir(dir), "config.json") + " (with --dropout/--attention-dropout)");
   }
-  const std::string weights_path = join_path(dir, "model.safetensors");
+  const std::string weights_path = join_path(model_files_dir(dir), "model.safetensors");
   if (!file_exists(weights_path)) {
-    if (file_exists(join_path(dir, "pytorch_model.bin")))
+    if (file_exists(join_path(model_files_dir(dir), "pytorch_model.bin")))
       fail("{}: only pytorch_model.bin found; salient reads model.safetensors (convert with HF save_pretrained(safe_serialization=True))", dir);
     fail("{}: missing model.safetensors", dir);
   }

@@ -458,7 +458,8 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& pa
   return build(std::move(vocab), std::move(opt), path);
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_dir(const std::string& dir) {
+WordPieceTokenizer WordPieceTokenizer::from_dir(const std::string& model_dir) {
+  const std::string dir = model_files_dir(model_dir);
   const std::string tokenizer_json = join_path(dir, "tokenizer.json");
   if (file_exists(tokenizer_json)) return from_tokenizer_json(tokenizer_json);
   const std::string vocab_txt = join_path(dir, "vocab.txt");

@@ -210,6 +210,21 @@ nlohmann::json parse_json_file(const std::string& path) {
   }
 }
 
+std::string model_files_dir(const std::string& dir) {
+  const std::string modules_path = join_path(dir, "modules.json");
+  if (file_exists(join_path(dir, "config.json")) || !file_exists(modules_path)) return dir;
+  const nlohmann::json modules = parse_json_file(modules_path);
+  if (!modules.is_array()) fail("{}: not a list of modules", modules_path);
+  for (const nlohmann::json& m : modules) {
+    const std::string type = m.is_object() ? m.value("type", "") : "";
+    const std::string suffix = "models.Transformer";
+    if (type.size() < suffix.size() || type.compare(type.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::string path = m.value("path", "");
+    if (!path.empty() && file_exists(join_path(join_path(dir, path), "config.json"))) return join_path(dir, path);
+  }
+  return dir;  // the caller's "missing config.json" names dir
+}
+
 nlohmann::json parse_json_line(const std::string& line, const std::string& source, size_t line_no) {
   try {
     return nlohmann::json::parse(line);

@@ -31,6 +31,11 @@ nlohmann::json parse_json_line(const std::string& line, const std::string& sourc
 // counts), comma-separated: what a refused resume names.
 std::string differing_keys(const nlohmann::json& before, const nlohmann::json& now);
 
+// Where a model directory's own files (config.json, weights, vocabulary) are: `dir` itself, or for
+// an old-layout sentence-transformers folder (modules.json at the top and no config.json there) the
+// folder of its Transformer module, e.g. dir/0_Transformer.
+std::string model_files_dir(const std::string& dir);
+
 // The directory holding the shared data and fixtures: $SALIENT_SHARED, else ../shared relative to
 // the repository root (found from the current directory upwards), else "".
 std::string shared_dir();
