@@ -11,7 +11,8 @@
 #   scripts/attattr_minilm.sh [sst2] [hatexplain]        (default: sst2)
 # env: SEEDS ("13 14 15"), THREADS (2), BIN (build/salient)
 # Outputs: runs/attattr/<task>-minilm[-sN]/{heads.json,prune.json,prune.md,prune.svg,triggers.json,triggers.md},
-# runs/attattr/<task>-minilm-seeds.md.
+# runs/attattr/<task>-minilm-seeds.md; each model's triggers-from-sN.json (seed N's patterns on it) and
+# runs/attattr/<task>-minilm-triggers-transfer.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -28,7 +29,8 @@ done
 mkdir -p runs/attattr
 for t in "${tasks[@]}"; do
   case $t in sst2) dev=sst2:dev ;; hatexplain) dev=hatexplain:val ;; esac
-  dirs=()
+  dirs=() named=()
+  declare -A model_of=()
   for s in $SEEDS; do
     suffix=-minilm
     [ "$s" = 13 ] || suffix=-minilm-s$s
@@ -49,8 +51,24 @@ for t in "${tasks[@]}"; do
       "$BIN" --threads "$THREADS" --quiet attattr triggers --model "$model" --train "$t:train" --dev "$dev" \
         --out "$out/triggers.json" --markdown "$out/triggers.md"
     dirs+=("$out")
+    named+=("s$s=$out")
+    model_of[s$s]=$model
     echo "$t seed $s: $out"
   done
   python3 scripts/prune_table.py "minilm=$(IFS=,; echo "${dirs[*]}")" > "runs/attattr/$t-minilm-seeds.md"
   echo "$t: runs/attattr/$t-minilm-seeds.md"
+  # Do the patterns transfer? Each seed's patterns evaluated on every other seed's model.
+  if [ ${#named[@]} -gt 1 ]; then
+    for src in "${named[@]}"; do
+      for dst in "${named[@]}"; do
+        [ "$src" = "$dst" ] && continue
+        from=${dst#*=}/triggers-from-${src%%=*}.json
+        [ -f "$from" ] ||
+          "$BIN" --threads "$THREADS" --quiet attattr triggers --model "${model_of[${dst%%=*}]}" \
+            --patterns "${src#*=}/triggers.json" --dev "$dev" --out "$from"
+      done
+    done
+    python3 scripts/trigger_transfer_table.py "${named[@]}" > "runs/attattr/$t-minilm-triggers-transfer.md"
+    echo "$t: runs/attattr/$t-minilm-triggers-transfer.md"
+  fi
 done

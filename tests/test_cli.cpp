@@ -237,9 +237,30 @@ TEST(Cli, AttAttrHeadsPruneTreeTriggersOnATinySet) {
   r = run("attattr tree --model " + model() + " --text \"a charming and often affecting journey\" --steps 4");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(nlohmann::json::parse(r.out).contains("root"));
-  r = run("attattr triggers --model " + model() + " --train " + data + " --n 4 --dev " + data + " --steps 4 --top 2");
+  const std::string mined = tmp("triggers.json");
+  r = run("attattr triggers --model " + model() + " --train " + data + " --n 4 --dev " + data + " --steps 4 --top 2 -o " +
+          mined);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("valid_patterns"));
+  const auto own = nlohmann::json::parse(salient::read_file(mined));
+  ASSERT_GT(own["patterns"].size(), 0u);
+  // The saved patterns, evaluated again from the file (as on another seed's model), attack alike.
+  r = run("attattr triggers --model " + model() + " --patterns " + mined + " --dev " + data + " --top 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto again = nlohmann::json::parse(r.out);
+  EXPECT_EQ(again["patterns_from"], mined);
+  ASSERT_EQ(again["patterns"].size(), own["patterns"].size());
+  for (size_t p = 0; p < own["patterns"].size(); ++p) {
+    EXPECT_EQ(again["patterns"][p]["inserted_tokens"], own["patterns"][p]["inserted_tokens"]) << p;
+    EXPECT_EQ(again["patterns"][p]["accuracy_after"], own["patterns"][p]["accuracy_after"]) << p;
+  }
+  expect_one_line_error(run("attattr triggers --model " + model() + " --patterns " + mined + " --n 4 --dev " + data),
+                        "--patterns");
+  auto altered = own;
+  altered["patterns"][0]["top1"][0] = "zzz";
+  const std::string bad = tmp("triggers_altered.json");
+  salient::write_file_atomic(bad, altered.dump());
+  expect_one_line_error(run("attattr triggers --model " + model() + " --patterns " + bad + " --dev " + data),
+                        "pattern 0");
 }
 
 // A readable view on request (and by default on a terminal); JSON lines stay the default in a pipe.

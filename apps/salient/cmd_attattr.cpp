@@ -337,10 +337,11 @@ void run_tree(const TreeArgs& a) {
 // ---- triggers ----
 struct TriggerArgs {
   CommonArgs c;
-  std::string train = "sst2:train", dev = "sst2:dev", out, markdown;
+  std::string train = "sst2:train", dev = "sst2:dev", out, markdown, patterns;
   int64_t n = 500, top = 10;
   double min_score = 0.02;
   bool use_both = false;
+  bool mining_set_given = false;  // --train, --n or --min-score on the command line
 };
 
 void run_triggers(const TriggerArgs& a) {
@@ -348,17 +349,32 @@ void run_triggers(const TriggerArgs& a) {
   AttributionOptions o = options(a.c);
   if (a.n <= 0) fail("--n: must be positive (got {})", a.n);
   if (a.top <= 0) fail("--top: must be positive (got {})", a.top);
-  LabelledSet mine = load_labelled_set(clf, a.train, a.c.data_dir, a.n, "--train");
+  if (!a.patterns.empty() && a.mining_set_given)
+    fail("--patterns: the patterns and their mining set come from the file; drop --train, --n and --min-score");
   Dataset dev = load_dataset(a.dev, a.c.data_dir);
   LabelledSet dev_set = load_labelled_set(clf, a.dev, a.c.data_dir, 0, "--dev");
   const int64_t n_labels = clf.model.config().num_labels;
-  std::vector<TriggerPattern> patterns = mine_trigger_patterns(clf, mine, o, a.min_score);
+  json j = {{"model", clf.dir}, {"dev", a.dev}};
+  std::vector<TriggerPattern> patterns;
+  std::string mined;  // for the table's title
+  if (a.patterns.empty()) {
+    LabelledSet mine = load_labelled_set(clf, a.train, a.c.data_dir, a.n, "--train");
+    patterns = mine_trigger_patterns(clf, mine, o, a.min_score);
+    j.update({{"train", a.train}, {"mined_examples", mine.encodings.size()}, {"m", o.m}, {"rule", rule_short_name(o.rule)}});
+    mined = fmt::format("mined from {} examples of {}, m = {}", mine.encodings.size(), a.train, o.m);
+  } else {
+    // Another run's patterns on this model: the same inserted tokens at the same relative places.
+    const json saved = parse_json_file(a.patterns);
+    patterns = trigger_patterns_from_json(clf, saved, "--patterns: '" + a.patterns + "'", a.c.data_dir, a.use_both);
+    j.update({{"patterns_from", a.patterns}, {"mined_on", saved.value("model", "")}, {"train", saved["train"]},
+              {"mined_examples", saved["mined_examples"]}, {"m", saved.value("m", 0)}, {"rule", saved.value("rule", "")}});
+    mined = fmt::format("patterns mined on {}, from {}", saved.value("model", "?"), a.patterns);
+  }
   std::vector<double> before = accuracy_per_class(clf.model, dev_set, n_labels);
-  json j = {{"model", clf.dir}, {"train", a.train}, {"mined_examples", mine.encodings.size()}, {"dev", a.dev},
-            {"m", o.m}, {"rule", rule_short_name(o.rule)}, {"valid_patterns", patterns.size()}, {"accuracy_before", before}};
-  std::string md = fmt::format("Adversarial triggers on {} (mined from {} examples of {}, m = {}), accuracy per gold class on {}\n\n"
+  j.update({{"valid_patterns", patterns.size()}, {"accuracy_before", before}});
+  std::string md = fmt::format("Adversarial triggers on {} ({}), accuracy per gold class on {}\n\n"
                                "| pattern | layer.head | score | target | ",
-                               clf.dir, mine.encodings.size(), a.train, o.m, a.dev);
+                               clf.dir, mined, a.dev);
   for (int64_t c = 0; c < n_labels; ++c) md += clf.label_name(c) + " before → after | ";
   md += "\n|---|---|---|---|";
   for (int64_t c = 0; c < n_labels; ++c) md += "---|";
@@ -463,11 +479,14 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   static TriggerArgs tg;
   auto* trig = group->add_subcommand("triggers", "adversarial trigger patterns: mine on training data, insert into dev");
   add_common(trig, tg.c, 64);
-  trig->add_option("--train", tg.train, "mining data (default sst2:train)");
-  trig->add_option("--n", tg.n, "first N training examples (default 500)");
+  trig->add_option("--train", tg.train, "mining data (default sst2:train)")->each([](const std::string&) { tg.mining_set_given = true; });
+  trig->add_option("--n", tg.n, "first N training examples (default 500)")->each([](const std::string&) { tg.mining_set_given = true; });
   trig->add_option("--dev", tg.dev, "evaluation data (default sst2:dev)");
   trig->add_option("--top", tg.top, "evaluate the top-N patterns (default 10)");
-  trig->add_option("--min-score", tg.min_score, "drop patterns whose two scores sum below this (default 0.02)");
+  trig->add_option("--min-score", tg.min_score, "drop patterns whose two scores sum below this (default 0.02)")
+      ->each([](const std::string&) { tg.mining_set_given = true; });
+  trig->add_option("--patterns", tg.patterns,
+                   "evaluate the patterns of another run's output JSON (mined on another model) instead of mining");
   trig->add_flag("--use-both", tg.use_both, "always insert both top pairs (default: only top-1 when score2/score1 < 0.2)");
   trig->add_option("--out,-o", tg.out, "output JSON (default stdout)");
   trig->add_option("--markdown", tg.markdown, "table of the results");

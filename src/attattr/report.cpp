@@ -1,5 +1,6 @@
 #include "attattr/report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "data/dataset.h"
@@ -195,6 +196,55 @@ nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_sc
   }
   result["markdown"] = md;
   return result;
+}
+
+std::vector<TriggerPattern> trigger_patterns_from_json(const Classifier& clf, const nlohmann::json& saved,
+                                                       const std::string& source, const std::string& data_dir,
+                                                       bool use_both) {
+  for (const char* key : {"train", "mined_examples", "patterns"})
+    if (!saved.contains(key)) fail("{}: no \"{}\" (not the output of salient attattr triggers)", source, key);
+  const std::string train = saved["train"].get<std::string>();
+  const LabelledSet mine =
+      load_labelled_set(clf, train, data_dir, saved["mined_examples"].get<int64_t>(), source + ": \"train\"");
+  std::vector<TriggerPattern> patterns;
+  for (const nlohmann::json& s : saved["patterns"]) {
+    const std::string where = fmt::format("{}: pattern {}", source, patterns.size());
+    TriggerPattern p;
+    try {
+      p.example = s.at("example").get<int64_t>();
+      p.layer = s.at("layer").get<int64_t>();
+      p.head = s.at("head").get<int64_t>();
+      p.score1 = s.at("scores").at(0).get<double>();
+      p.score2 = s.at("scores").at(1).get<double>();
+      p.pos1 = s.at("top1_position").get<std::vector<int64_t>>();
+      p.pos2 = s.at("top2_position").get<std::vector<int64_t>>();
+      p.target_label = s.at("target_label").get<int64_t>();
+      p.gold_label = s.at("gold_label").get<int64_t>();
+    } catch (const nlohmann::json::exception& e) {
+      fail("{}: {}", where, e.what());
+    }
+    if (p.example < 0 || p.example >= static_cast<int64_t>(mine.encodings.size()))
+      fail("{}: example {} is not among the {} mined examples of '{}'", where, p.example, mine.encodings.size(), train);
+    p.tokens = mine.encodings[p.example].tokens;
+    p.seg_pos = std::find(p.tokens.begin(), p.tokens.end(), "[SEP]") - p.tokens.begin();
+    const int64_t n = static_cast<int64_t>(p.tokens.size());
+    for (const auto& [pos, key] : {std::pair{&p.pos1, "top1"}, std::pair{&p.pos2, "top2"}}) {
+      if (pos->size() != 2 || (*pos)[0] < 0 || (*pos)[0] >= n || (*pos)[1] < 0 || (*pos)[1] >= n)
+        fail("{}: {}_position is not a pair of positions in the example's {} tokens", where, key, n);
+      const std::vector<std::string> here = {p.tokens[(*pos)[0]], p.tokens[(*pos)[1]]};
+      if (s.contains(key) && s[key] != nlohmann::json(here))
+        fail("{}: the example's tokens at {}_position are {} here but {} in the file (another tokenizer?)", where, key,
+             nlohmann::json(here).dump(), s[key].dump());
+    }
+    std::vector<std::string> inserted;
+    for (int64_t pos : p.positions(use_both)) inserted.push_back(p.tokens[pos]);
+    if (s.contains("inserted_tokens") && s["inserted_tokens"] != nlohmann::json(inserted))
+      fail("{}: inserts {} here but {} in the file (was it mined with{} --use-both?)", where,
+           nlohmann::json(inserted).dump(), s["inserted_tokens"].dump(), use_both ? "out" : "");
+    patterns.push_back(std::move(p));
+  }
+  if (patterns.empty()) fail("{}: no patterns", source);
+  return patterns;
 }
 
 }  // namespace salient::attattr

@@ -48,4 +48,13 @@ nlohmann::json head_scores_json(const Transformer& model, size_t examples, const
 nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_scores, const std::string& source,
                             const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer);
 
+// The patterns of a saved `salient attattr triggers` result (its JSON: "train", "mined_examples",
+// "patterns"), rebuilt for `clf` from the same mining examples, so another model can be attacked
+// with them (do patterns transfer between fine-tuning seeds?). Each pattern's positions must hold
+// the saved tokens under clf's tokenizer, and with `use_both` as given the inserted tokens must be
+// the saved ones; otherwise an error naming `source` and the pattern's rank.
+std::vector<TriggerPattern> trigger_patterns_from_json(const Classifier& clf, const nlohmann::json& saved,
+                                                       const std::string& source, const std::string& data_dir,
+                                                       bool use_both);
+
 }  // namespace salient::attattr
