@@ -9,6 +9,8 @@
 #   scripts/papers_on_pretrained.sh [expnet|variant|attattr|all]      (default all)
 # env: SUFFIXES (-pre-d0-lr1e-3,-scratch4): models/<task><suffix> for sst2, hatexplain, eraser;
 #      BIN (build/salient), SEEDS (0,1,2), BUDGET (90 s per baseline and held-out task),
+#      MPI (e.g. "mpirun -np 2": the ExpNet evaluations run as that many one-thread ranks sharing out
+#      the units, docs/distributed.md; start no other job then, the budget is wall time),
 #      BASELINES (every registered post-hoc explainer but lime and kernel_shap: on these 4 x 256 models
 #      a first chunk of 8 ERASER documents alone would take about 2 hours (LIME) and 50 minutes
 #      (KernelSHAP), and the budget, checked between chunks, drops them on every task anyway;
@@ -21,6 +23,7 @@ BIN=${BIN:-build/salient}
 SUFFIXES=${SUFFIXES:--pre-d0-lr1e-3,-scratch4}
 SEEDS=${SEEDS:-0,1,2}
 BUDGET=${BUDGET:-90}
+read -r -a MPI_PREFIX <<< "${MPI:-}"
 BASELINES=${BASELINES:-random,saliency,grad_x_input,ig,occlusion,raw_attention,attention_mean,attention_mean_last,rollout,attention_gradcam,cam,gae,attcat,lrp_partial,lrp_full,transformer_attribution,mgae}
 what=${1:-all}
 case $what in expnet|variant|attattr|all) ;; *) echo "unknown part '$what' (expnet, variant, attattr, all)" >&2; exit 2 ;; esac
@@ -36,7 +39,7 @@ done
 expnet_evaluate() {
   local suffix=$1 out=$2
   shift 2
-  "$BIN" --threads 1 --quiet expnet evaluate --task "sst2=models/sst2$suffix" --task "hatexplain=models/hatexplain$suffix" \
+  ${MPI_PREFIX[@]+"${MPI_PREFIX[@]}"} "$BIN" --threads 1 --quiet expnet evaluate --task "sst2=models/sst2$suffix" --task "hatexplain=models/hatexplain$suffix" \
     --task "eraser=models/eraser$suffix" --seeds "$SEEDS" --max-test 200 "$@" --out "$out" > "$out.log" 2>&1
 }
 expnet() { expnet_evaluate "$1" "runs/expnet/loto3-paper$1" --baselines "$BASELINES" --tune-examples 60 \

@@ -1,6 +1,12 @@
 #include "dist/shards.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 
@@ -125,6 +131,30 @@ void require_sharded_files(const std::string& input_flag, const std::string& inp
     fail("{}: a sharded run (mpirun -np {}) writes to an output file, not stdout", output_flag, size());
   if (!input_flag.empty() && (input.empty() || input == "-"))
     fail("{}: a sharded run (mpirun -np {}) reads an input file, not stdin", input_flag, size());
+}
+
+void run_claimed_units(const std::vector<std::string>& results, const std::function<void(size_t)>& compute) {
+  if (!sharded()) {
+    for (size_t i = 0; i < results.size(); ++i)
+      if (!file_exists(results[i])) compute(i);
+    return;
+  }
+  if (is_root())
+    for (const std::string& r : results) std::remove((r + ".claim").c_str());  // an interrupted run's
+  barrier();
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (file_exists(results[i])) continue;
+    const std::string claim = results[i] + ".claim";
+    const int fd = ::open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) {
+      if (errno == EEXIST) continue;  // another rank has it
+      fail("{}: cannot create the claim file ({})", claim, std::strerror(errno));
+    }
+    ::close(fd);
+    // Another rank may have finished it between the check above and the claim.
+    if (!file_exists(results[i])) compute(i);
+    std::remove(claim.c_str());
+  }
 }
 
 }  // namespace salient::dist

@@ -61,6 +61,16 @@ void run_sharded(const std::vector<double>& item_costs, size_t chunk_items, cons
                  const nlohmann::json& settings, const std::string& label,
                  const std::function<std::string(size_t, size_t)>& compute, const JoinChunks& join = nullptr);
 
+// Independent units of work, each written as its own result file, shared out while they run: every
+// rank walks `results` in order and takes the next unit that is neither done (its file exists) nor
+// taken, by creating RESULT.claim exclusively; `compute(i)` computes unit i and writes results[i].
+// Ranks that drew quick units go on to the rest instead of waiting: a plan made beforehand from
+// estimated costs left one rank idle for most of an ExpNet run when the estimates were off.
+// Collective (every rank, the same list); claims an interrupted run left are removed by rank 0
+// before any rank claims. One process: every unit not done, in order, no claim files. Returns when
+// this rank finds no unit left; call barrier() before reading the other ranks' results.
+void run_claimed_units(const std::vector<std::string>& results, const std::function<void(size_t)>& compute);
+
 // The arguments of a sharded run: under mpirun rank 0 writes the output to a file (the chunks live
 // beside it), and every rank reads the same input file. "-" or "" is refused, naming the flag.
 void require_sharded_files(const std::string& input_flag, const std::string& input, const std::string& output_flag,

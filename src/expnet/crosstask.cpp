@@ -101,11 +101,11 @@ struct BaselineRun {
   bool complete = true;
 };
 
+// `chunk` inputs per explain call; the budget is checked between calls.
 BaselineRun run_baseline(Explainer& ex, const Classifier& clf, const std::vector<TaskExample>& examples, int64_t limit,
-                         double budget_s, const std::string& label) {
+                         double budget_s, size_t chunk, const std::string& label) {
   BaselineRun run;
   const size_t n = limit > 0 ? std::min<size_t>(examples.size(), limit) : examples.size();
-  const size_t chunk = 8;
   Progress bar(label, static_cast<int64_t>(n), "ex");
   const auto start = Clock::now();
   for (size_t s = 0; s < n; s += chunk) {
@@ -225,7 +225,6 @@ PlausibilityRow row_from_json(const nlohmann::json& j) {
 // recomputing it, and under mpirun the ranks share the pieces by cost (docs/distributed.md).
 struct Unit {
   std::string file;
-  double cost = 0;
   size_t heldout = 0;
   // An ExpNet run: the variant (-1: the main configuration) and its seed ...
   int variant = -1;
@@ -273,8 +272,12 @@ nlohmann::json expnet_unit(const std::vector<LoadedTask>& tasks, size_t h, uint6
 // metrics at the threshold tuned on the source tasks' validation examples (never on h).
 nlohmann::json baseline_unit(const std::vector<LoadedTask>& tasks, size_t h, const std::string& name, const CrossTaskOptions& o) {
   auto explainer = make_explainer(name);
+  // Perturbation methods batch their own passes within one input, so one input per call costs
+  // nothing and keeps the budget check close: eight 512-token reviews of occlusion on MiniLM run
+  // about ten minutes on one thread.
+  const size_t chunk = explainer_info(name).family == "perturbation" ? 1 : 8;
   const LoadedTask& ht = tasks[h];
-  BaselineRun test_run = run_baseline(*explainer, ht.clf, ht.test.examples, 0, o.baseline_budget_s,
+  BaselineRun test_run = run_baseline(*explainer, ht.clf, ht.test.examples, 0, o.baseline_budget_s, chunk,
                                       fmt::format("{} on {}", name, ht.spec.name));
   const double per_s = test_run.scores.size() / std::max(1e-9, test_run.seconds);
   nlohmann::json unit = {{"cost", {{"examples", test_run.scores.size()}, {"seconds", test_run.seconds}, {"examples_per_s", per_s}}}};
@@ -289,7 +292,7 @@ nlohmann::json baseline_unit(const std::vector<LoadedTask>& tasks, size_t h, con
   for (size_t s = 0; s < tasks.size(); ++s) {
     if (s == h) continue;
     BaselineRun r = run_baseline(*explainer, tasks[s].clf, tasks[s].val.examples, o.tune_examples, o.baseline_budget_s,
-                                 fmt::format("{} tuning on {}", name, tasks[s].spec.name));
+                                 chunk, fmt::format("{} tuning on {}", name, tasks[s].spec.name));
     for (size_t i = 0; i < r.scores.size(); ++i) {
       tune_scores.push_back(minmax_scored(r.scores[i], tasks[s].val.examples[i].labels));
       tune_examples.push_back(tasks[s].val.examples[i]);
@@ -321,12 +324,6 @@ nlohmann::json settings_json(const CrossTaskOptions& o, const std::vector<std::s
                       {"batch_size", e.batch_size}, {"max_epochs", e.max_epochs}, {"patience", e.patience}}},
           {"baselines", baselines}, {"max_train", o.max_train}, {"max_test", o.max_test},
           {"tune_examples", o.tune_examples}, {"baseline_budget_s", o.baseline_budget_s}, {"ablation", o.ablation}};
-}
-
-size_t tokens_of(const TaskSplit& split) {
-  size_t n = 0;
-  for (const auto& ex : split.examples) n += ex.enc.ids.size();
-  return n;
 }
 
 }  // namespace
@@ -391,59 +388,31 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   if (dist::is_root()) {
     make_dirs(units_dir);
     if (!file_exists(settings_path)) write_file_atomic(settings_path, settings.dump(2) + "\n");
-  }  // the other ranks use units_dir only after the barrier below
+  }  // the other ranks use units_dir only after run_claimed_units' barrier
 
   // ---- the units: ExpNet runs (main configuration, then the ablation's) and baselines per held-out task
   const std::vector<Variant> variants = o.ablation ? ablation_variants(o.train) : std::vector<Variant>{};
-  // Rough relative costs, only for sharing units between ranks: an ExpNet epoch over a token is a
-  // small MLP step, about a twentieth of a transformer forward pass over it (explain_cost's unit).
-  auto expnet_cost = [&](size_t h, size_t candidates) {
-    size_t source_tokens = 0;
-    for (size_t s = 0; s < tasks.size(); ++s)
-      if (s != h) source_tokens += tokens_of(tasks[s].train);
-    return 0.05 * o.train.max_epochs * static_cast<double>(source_tokens) * static_cast<double>(std::max<size_t>(1, candidates));
-  };
   std::vector<Unit> units;
   for (size_t h = 0; h < tasks.size(); ++h)
     for (uint64_t seed : o.seeds)
-      units.push_back({fmt::format("expnet-{}-seed{}.json", tasks[h].spec.name, seed), expnet_cost(h, 1), h, -1, seed, ""});
-  for (const auto& name : baseline_names) {
-    const std::string family = explainer_info(name).family;
-    for (size_t h = 0; h < tasks.size(); ++h) {
-      double cost = 0;
-      for (const auto& ex : tasks[h].test.examples) cost += dist::explain_cost(family, ex.enc.ids.size());
-      for (size_t s = 0; s < tasks.size(); ++s) {
-        if (s == h) continue;
-        for (size_t i = 0; i < tasks[s].val.examples.size() && (o.tune_examples <= 0 || static_cast<int64_t>(i) < o.tune_examples); ++i)
-          cost += dist::explain_cost(family, tasks[s].val.examples[i].enc.ids.size());
-      }
-      units.push_back({fmt::format("baseline-{}-{}.json", name, tasks[h].spec.name), cost, h, -1, 0, name});
-    }
-  }
+      units.push_back({fmt::format("expnet-{}-seed{}.json", tasks[h].spec.name, seed), h, -1, seed, ""});
+  for (const auto& name : baseline_names)
+    for (size_t h = 0; h < tasks.size(); ++h)
+      units.push_back({fmt::format("baseline-{}-{}.json", name, tasks[h].spec.name), h, -1, 0, name});
   for (size_t v = 0; v < variants.size(); ++v) {
     if (variants[v].name == "main") continue;  // the main configuration's runs above
     std::string stem = variants[v].name;
     std::replace(stem.begin(), stem.end(), ':', '_');
     for (size_t h = 0; h < tasks.size(); ++h)
       for (uint64_t seed : o.seeds)
-        units.push_back({fmt::format("ablation-{}-{}-seed{}.json", stem, tasks[h].spec.name, seed),
-                         expnet_cost(h, variants[v].candidates.size()), h, static_cast<int>(v), seed, ""});
+        units.push_back({fmt::format("ablation-{}-{}-seed{}.json", stem, tasks[h].spec.name, seed), h,
+                         static_cast<int>(v), seed, ""});
   }
-  std::vector<Unit> pending;
-  for (const Unit& u : units)
-    if (!file_exists(join_path(units_dir, u.file))) pending.push_back(u);
-  if (dist::sharded()) {
-    // Every rank lists the pending units before any writes one; then each computes its share.
-    dist::barrier();
-    std::vector<double> costs;
-    for (const Unit& u : pending) costs.push_back(u.cost);
-    const dist::ShardPlan plan = dist::plan_shards(costs, 1, dist::size());
-    std::vector<Unit> mine;
-    for (size_t i = 0; i < pending.size(); ++i)
-      if (plan.owner[i] == dist::rank()) mine.push_back(pending[i]);
-    pending = std::move(mine);
-  }
-  for (const Unit& u : pending) {
+  // Every unit not done yet; under mpirun the ranks take them one at a time as they go.
+  std::vector<std::string> unit_files;
+  for (const Unit& u : units) unit_files.push_back(join_path(units_dir, u.file));
+  dist::run_claimed_units(unit_files, [&](size_t i) {
+    const Unit& u = units[i];
     nlohmann::json result;
     if (!u.baseline.empty()) {
       result = baseline_unit(tasks, u.heldout, u.baseline, o);
@@ -456,8 +425,8 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
                    tasks[u.heldout].spec.name.c_str(), static_cast<unsigned long long>(u.seed));
       result = expnet_unit(tasks, u.heldout, u.seed, v.options, v.candidates, "");
     }
-    write_file_atomic(join_path(units_dir, u.file), result.dump(2) + "\n");
-  }
+    write_file_atomic(unit_files[i], result.dump(2) + "\n");
+  });
   if (dist::sharded()) {
     dist::barrier();
     if (!dist::is_root()) return nlohmann::json();

@@ -219,6 +219,14 @@ def test_two_ranks_run_expnet_evaluate_as_one_process(salient_bin, model_dir, tm
     r = mpi(salient_bin, args(tmp_path / "two"))
     assert r.returncode == 0, r.stderr
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "two" / "units").iterdir()} == before
+    # A run killed mid-unit leaves that unit's claim: the next run removes it and computes the unit.
+    lost = tmp_path / "two" / "units" / "baseline-occlusion-beta.json"
+    lost.unlink()
+    (tmp_path / "two" / "units" / "baseline-occlusion-beta.json.claim").touch()
+    r = mpi(salient_bin, args(tmp_path / "two"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "two" / "units").iterdir()) == units
+    assert comparable(lost) == comparable(tmp_path / "one" / "units" / lost.name)
 
 
 @needs_mpi
