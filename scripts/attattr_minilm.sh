@@ -63,7 +63,7 @@ for t in "${tasks[@]}"; do
       for dst in "${named[@]}"; do
         [ "$src" = "$dst" ] && continue
         from=${dst#*=}/triggers-from-${src%%=*}.json
-        [ -f "$from" ] ||
+        [ "$from" -nt "${src#*=}/triggers.json" ] ||  # redone when those patterns were mined again
           "$BIN" --threads "$THREADS" --quiet attattr triggers --model "${model_of[${dst%%=*}]}" \
             --patterns "${src#*=}/triggers.json" --dev "$dev" --out "$from"
       done

@@ -367,11 +367,13 @@ void run_triggers(const TriggerArgs& a) {
     const json saved = parse_json_file(a.patterns);
     patterns = trigger_patterns_from_json(clf, saved, "--patterns: '" + a.patterns + "'", a.c.data_dir, a.use_both);
     j.update({{"patterns_from", a.patterns}, {"mined_on", saved.value("model", "")}, {"train", saved["train"]},
-              {"mined_examples", saved["mined_examples"]}, {"m", saved.value("m", 0)}, {"rule", saved.value("rule", "")}});
+              {"mined_examples", saved["mined_examples"]}, {"m", saved.value("m", 0)}, {"rule", saved.value("rule", "")},
+              {"valid_patterns", saved.value("valid_patterns", patterns.size())}});
     mined = fmt::format("patterns mined on {}, from {}", saved.value("model", "?"), a.patterns);
   }
   std::vector<double> before = accuracy_per_class(clf.model, dev_set, n_labels);
-  j.update({{"valid_patterns", patterns.size()}, {"accuracy_before", before}});
+  if (a.patterns.empty()) j["valid_patterns"] = patterns.size();  // mined here above --min-score
+  j.update({{"use_both", a.use_both}, {"accuracy_before", before}});
   std::string md = fmt::format("Adversarial triggers on {} ({}), accuracy per gold class on {}\n\n"
                                "| pattern | layer.head | score | target | ",
                                clf.dir, mined, a.dev);

@@ -222,7 +222,7 @@ PlausibilityRow row_from_json(const nlohmann::json& j) {
 }
 
 // One piece of the evaluation, kept as OUT/units/FILE once computed: a run resumes without
-// recomputing it, and under mpirun the ranks share the pieces by cost (docs/distributed.md).
+// recomputing it, and under mpirun the ranks take the pieces one at a time (docs/distributed.md).
 struct Unit {
   std::string file;
   size_t heldout = 0;

@@ -186,7 +186,7 @@ MlmModel load_mlm_model(const std::string& dir, LoadOptions lo) {
   MlmModel m;
   m.model = load_model(dir, lo, &report);
   m.tokenizer = WordPieceTokenizer::from_dir(dir);
-  const std::string path = join_path(dir, "model.safetensors");
+  const std::string path = join_path(model_files_dir(dir), "model.safetensors");
   std::map<std::string, torch::Tensor> all = load_tensors(path);
   auto take = [&](const std::string& name) {
     auto it = all.find(name);

@@ -30,7 +30,7 @@ std::string run_name(const std::string& explainer, int64_t size, uint64_t seed) 
 // FNV-1a of a model's weights file, with its size: a teacher retrained at the same path is another
 // teacher, whose runs must not mix with the old one's.
 std::string weights_fingerprint(const std::string& model_dir) {
-  const std::string path = join_path(model_dir, "model.safetensors");
+  const std::string path = join_path(model_files_dir(model_dir), "model.safetensors");
   if (!file_exists(path)) return "none";
   const std::string bytes = read_file(path);
   uint64_t h = 1469598103934665603ULL;

@@ -131,7 +131,8 @@ void reexec_with_better_blas(char** argv) {
   std::string self(4096, '\0');
   const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
   self.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  execv(self.empty() ? "/proc/self/exe" : self.c_str(), argv);
+  if (!self.empty()) execv(self.c_str(), argv);
+  execv("/proc/self/exe", argv);  // no readable path, or the binary was replaced while running
   unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on with the kernels loaded
 }
 
