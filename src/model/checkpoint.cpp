@@ -146,22 +146,23 @@ ModelConfig load_model_config(const std::string& dir) {
 
 Transformer load_model(const std::string& dir, const LoadOptions& options, LoadReport* report) {
   ModelConfig config = load_model_config(dir);
+  const std::string files = model_files_dir(dir);  // dir itself, or an old sentence-transformers module's
   if (!options.labels.empty()) {
     config.id2label = options.labels;
     config.num_labels = static_cast<int64_t>(options.labels.size());
   }
   if (options.pooling) {
     config.pooling = *options.pooling;
-    config.validate(join_path(model_files_dir(dir), "config.json") + " (with --pooling)");
+    config.validate(join_path(files, "config.json") + " (with --pooling)");
   }
   if (options.hidden_dropout || options.attention_dropout) {
     if (options.hidden_dropout) config.hidden_dropout_prob = *options.hidden_dropout;
     if (options.attention_dropout) config.attention_probs_dropout_prob = *options.attention_dropout;
-    config.validate(join_path(model_files_dir(dir), "config.json") + " (with --dropout/--attention-dropout)");
+    config.validate(join_path(files, "config.json") + " (with --dropout/--attention-dropout)");
   }
-  const std::string weights_path = join_path(model_files_dir(dir), "model.safetensors");
+  const std::string weights_path = join_path(files, "model.safetensors");
   if (!file_exists(weights_path)) {
-    if (file_exists(join_path(model_files_dir(dir), "pytorch_model.bin")))
+    if (file_exists(join_path(files, "pytorch_model.bin")))
       fail("{}: only pytorch_model.bin found; salient reads model.safetensors (convert with HF save_pretrained(safe_serialization=True))", dir);
     fail("{}: missing model.safetensors", dir);
   }

@@ -1,4 +1,5 @@
 #include "util/io.h"
+
 #include "util/atomic_file.h"
 #include "util/append_file.h"
 #include "util/error.h"
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -216,10 +218,10 @@ std::string model_files_dir(const std::string& dir) {
   const nlohmann::json modules = parse_json_file(modules_path);
   if (!modules.is_array()) fail("{}: not a list of modules", modules_path);
   for (const nlohmann::json& m : modules) {
-    const std::string type = m.is_object() ? m.value("type", "") : "";
-    const std::string suffix = "models.Transformer";
-    if (type.size() < suffix.size() || type.compare(type.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-    const std::string path = m.value("path", "");
+    if (!m.is_object()) continue;
+    const std::string type = m.value("type", ""), path = m.value("path", "");
+    constexpr std::string_view kTransformer = "models.Transformer";  // sentence_transformers.models.Transformer
+    if (type.size() < kTransformer.size() || type.substr(type.size() - kTransformer.size()) != kTransformer) continue;
     if (!path.empty() && file_exists(join_path(join_path(dir, path), "config.json"))) return join_path(dir, path);
   }
   return dir;  // the caller's "missing config.json" names dir
