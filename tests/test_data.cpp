@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "data/dataset.h"
@@ -785,6 +787,33 @@ TEST(Shards, PlanKeepsChunksContiguousAndBalancesCost) {
   EXPECT_THROW(salient::dist::plan_shards(costs, 0, 2), salient::Error);
   EXPECT_DOUBLE_EQ(salient::dist::explain_cost("perturbation", 10), 100);
   EXPECT_DOUBLE_EQ(salient::dist::explain_cost("gradient", 10), 10);
+}
+
+// A killed run leaves write_file_atomic's temporary (NAME.tmp.<pid>); the resumed run removes it,
+// but never one whose writer still runs.
+TEST(AtomicFile, AResumedRunRemovesTheTemporariesAKilledRunLeft) {
+  namespace fs = std::filesystem;
+  const std::string dir = salient::join_path(temp_dir(), "stale_temporaries");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // reaped: no process has this pid now
+  const std::string dead = fmt::format("{}/run.json.tmp.{}", dir, child);
+  const std::string live = fmt::format("{}/other.json.tmp.{}", dir, ::getpid());
+  for (const std::string& f : {dead, live, dir + "/run.json", dir + "/notes.tmp.txt"}) std::ofstream(f) << "x";
+  salient::remove_stale_temporaries(dir);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));  // a writer that still runs keeps its temporary
+  EXPECT_TRUE(fs::exists(dir + "/run.json"));
+  EXPECT_TRUE(fs::exists(dir + "/notes.tmp.txt"));  // not a temporary's name
+  // recover_dir (a training run's resume) cleans the folder its checkpoint lives in too.
+  std::ofstream(dead) << "x";
+  salient::recover_dir(dir + "/checkpoint");
+  EXPECT_FALSE(fs::exists(dead));
+  salient::remove_stale_temporaries(dir + "/missing");  // no folder: nothing to do
+  fs::remove_all(dir);
 }
 
 // A checkpoint is swapped in whole: whatever point a crash interrupts, the directory a resume

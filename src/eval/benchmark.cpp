@@ -205,6 +205,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
 
   // Resume: (example, method) pairs already in results.jsonl are skipped.
   make_dirs(a.out_dir);
+  if (dist::is_root()) remove_stale_temporaries(a.out_dir);  // a killed run's; live writers are kept
   const std::string results_path = join_path(a.out_dir, "results.jsonl");
   std::map<std::pair<size_t, std::string>, nlohmann::json> done = read_results(results_path, !dist::sharded());
 

@@ -132,6 +132,7 @@ std::map<int64_t, nlohmann::json> read_records(const std::string& path, bool rep
 std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
   o.validate();
   make_dirs(o.out_dir);
+  if (dist::is_root()) remove_stale_temporaries(o.out_dir);  // a killed run's; live writers are kept
   // A run directory holds one configuration: resuming with other settings would mix results.
   const nlohmann::json run = {{"sst_model", o.sst_model}, {"standard_model", o.standard_model}, {"data", o.data},
                               {"limit", o.limit}, {"samples", o.samples}, {"seed", o.seed},

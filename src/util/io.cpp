@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -154,6 +155,20 @@ void AtomicFile::commit() {
   sync_dir(std::filesystem::path(path_).parent_path().string());
 }
 
+void remove_stale_temporaries(const std::string& dir) {
+  if (!dir_exists(dir)) return;
+  for (const std::string& name : list_files(dir)) {
+    const size_t mark = name.rfind(".tmp.");
+    if (mark == std::string::npos || mark + 5 == name.size()) continue;
+    const std::string pid = name.substr(mark + 5);
+    if (!std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }) || pid.size() > 9) continue;
+    // kill(pid, 0) fails with ESRCH only when no such process exists.
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
+    const std::string path = join_path(dir, name);
+    if (std::remove(path.c_str()) != 0 && errno != ENOENT) fail("{}: cannot remove ({})", path, std::strerror(errno));
+  }
+}
+
 StagedDir::StagedDir(const std::string& dir) : dir_(dir), staging_(dir + ".new") {
   remove_tree(staging_);  // a set a crash left half-written
   make_dirs(staging_);
@@ -175,6 +190,8 @@ void recover_dir(const std::string& dir) {
   if (!dir_exists(dir) && dir_exists(old)) rename_or_fail(old, dir);
   remove_tree(old);
   remove_tree(dir + ".new");
+  // Files the run writes beside its checkpoint (its output folder) may have been cut mid-write too.
+  remove_stale_temporaries(std::filesystem::path(dir).parent_path().string());
 }
 
 void write_file_atomic(const std::string& path, const void* data, size_t size) {
