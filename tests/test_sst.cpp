@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "explain/explainer.h"
 #include "model/checkpoint.h"
@@ -84,7 +85,7 @@ TEST(SstMasking, PgdAscendsInsideTheBallOnTheComplementOnly) {
     return torch::nn::functional::cross_entropy(logits_of(v), target,
                                                 torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
   };
-  AttackOptions a;  // ε 0.12, 10 steps of 0.01
+  FillOptions a;  // ε 0.12, 10 steps of 0.01
   auto g1 = at::detail::createCPUGenerator(11);
   torch::Tensor adv = pgd_complement(logits_of, x, keep, target, a, g1);
   EXPECT_LE((adv - x).abs().max().item<double>(), a.epsilon + 1e-6);
@@ -94,14 +95,14 @@ TEST(SstMasking, PgdAscendsInsideTheBallOnTheComplementOnly) {
   EXPECT_TRUE((loss_of(adv) > loss_of(x)).all().item<bool>());
   // The steps accumulate: ten steps beat the random start alone (the reference code's PGD
   // discards every step and returns its random start).
-  AttackOptions start_only = a;
+  FillOptions start_only = a;
   start_only.steps = 1;
   start_only.step = 1e-9;
   auto g2 = at::detail::createCPUGenerator(11);
   torch::Tensor noise = pgd_complement(logits_of, x, keep, target, start_only, g2);
   EXPECT_GT(loss_of(adv).mean().item<double>(), loss_of(noise).mean().item<double>() + 1e-3);
   // Without a random start, one step moves every free coordinate with a non-zero gradient by the step.
-  AttackOptions one = a;
+  FillOptions one = a;
   one.steps = 1, one.random_start = false, one.step = 0.05;
   auto g3 = at::detail::createCPUGenerator(1);
   torch::Tensor moved = pgd_complement(logits_of, x, keep, target, one, g3);
@@ -125,15 +126,46 @@ TEST(SstMasking, FillsKeepTheSubsetAndReplaceTheRest) {
   EXPECT_NE(error_of([] { parse_mask_kind("noise", "--masking"); }).find("--masking"), std::string::npos);
 }
 
+// Probabilistic masking's two fills: the authors' (sax) moves each complement value up by at most
+// ε and clamps to [0, 1]; the domain fill draws anywhere in [0, 1].
+TEST(SstMasking, SaxNoiseIsAnEpsilonOffsetDomainNoiseIsUniform) {
+  auto model = hand_model(50, torch::zeros({2, 50}), torch::zeros({2}));
+  auto gen = at::detail::createCPUGenerator(4);
+  FeatureBatch x = image_batch(torch::rand({40, 50}, gen));
+  x.values.slice(1, 0, 5).fill_(0.97);  // near the top: the offset is clamped at 1
+  const torch::Tensor keep = torch::rand({40, 50}, gen) < 0.3;
+  const torch::Tensor target = torch::zeros({40}, torch::kInt64);
+  FillOptions sax;
+  const torch::Tensor s = complement_fill(*model, x, keep, MaskKind::Probabilistic, target, sax, gen);
+  EXPECT_TRUE(torch::equal(s.masked_select(keep), x.values.masked_select(keep)));
+  const torch::Tensor shift = (s - x.values).masked_select(keep.logical_not());
+  EXPECT_GE(shift.min().item<double>(), 0.0);
+  EXPECT_LE(shift.max().item<double>(), sax.epsilon + 1e-6);
+  EXPECT_GT(shift.mean().item<double>(), 0.02);  // it does move them
+  EXPECT_LE(s.max().item<double>(), 1.0);
+  EXPECT_EQ(s.slice(1, 0, 5).masked_select(keep.slice(1, 0, 5).logical_not()).gt(0.97 + 0.031).sum().item<int64_t>(), 0);
+  FillOptions domain;
+  domain.noise = NoiseFill::Domain;
+  const torch::Tensor d = complement_fill(*model, x, keep, MaskKind::Probabilistic, target, domain, gen);
+  EXPECT_TRUE(torch::equal(d.masked_select(keep), x.values.masked_select(keep)));
+  const torch::Tensor moved = (d - x.values).masked_select(keep.logical_not()).abs();
+  EXPECT_GT(moved.gt(0.3).to(torch::kFloat32).mean().item<double>(), 0.2);  // far outside any ε-ball
+  EXPECT_EQ(parse_noise_fill("domain", "--noise"), NoiseFill::Domain);
+  EXPECT_EQ(noise_fill_name(NoiseFill::Sax), "sax");
+  EXPECT_NE(error_of([] { parse_noise_fill("gauss", "--noise"); }).find("--noise"), std::string::npos);
+}
+
 TEST(SstFaithfulness, ThreeKindsOnAHandBuiltModel) {
   auto model = two_feature_model();
   FeatureBatch x = image_batch(torch::tensor({{0.6f, 0.15f}}));  // 1.2 − 0.15 − 1 = 0.05 > 0: class 0
   torch::Tensor target = torch::tensor({int64_t{0}});
   ASSERT_EQ(model->logits(x).argmax(1).item<int64_t>(), 0);
-  AttackOptions wide;  // ε = 0.12: x1 can reach 0.27, and 1.2 − 0.27 − 1 < 0
-  AttackOptions narrow;
+  FillOptions wide;  // ε = 0.12: x1 can reach 0.27, and 1.2 − 0.27 − 1 < 0
+  wide.noise = NoiseFill::Domain;
+  FillOptions narrow;
   narrow.epsilon = 0.04, narrow.step = 0.01;  // x1 ≤ 0.19: still class 0
-  auto check = [&](std::vector<int> subset, MaskKind kind, const AttackOptions& a, int samples) {
+  FillOptions sax;  // the authors' fill: x + 0.12·U[0, 1)
+  auto check = [&](std::vector<int> subset, MaskKind kind, const FillOptions& a, int samples) {
     auto gen = at::detail::createCPUGenerator(42);
     return subset_faithfulness(*model, x, bools(subset), target, kind, a, samples, gen)[0];
   };
@@ -146,6 +178,9 @@ TEST(SstFaithfulness, ThreeKindsOnAHandBuiltModel) {
   // Keeping x1: the baseline x0 = 0 gives −1.15; random x0 keeps class 0 iff x0 > 0.575.
   EXPECT_EQ(check({0, 1}, MaskKind::Baseline, wide, 1), 0.0);
   EXPECT_NEAR(check({0, 1}, MaskKind::Probabilistic, wide, 4000), 0.425, 0.02);
+  // The authors' ε-noise: x1 + 0.12·u keeps class 0 iff u < 0.05 / 0.12; x0 + 0.12·u always does.
+  EXPECT_NEAR(check({1, 0}, MaskKind::Probabilistic, sax, 4000), 0.05 / 0.12, 0.02);
+  EXPECT_EQ(check({0, 1}, MaskKind::Probabilistic, sax, 200), 1.0);
   // The empty subset fails, the whole input passes every check.
   EXPECT_EQ(check({0, 0}, MaskKind::Baseline, wide, 1), 0.0);
   for (MaskKind k : {MaskKind::Baseline, MaskKind::Probabilistic, MaskKind::Robust})
@@ -187,8 +222,8 @@ TEST(SstObjective, BadValuesAreOneLineErrors) {
   EXPECT_NE(bad([](SstObjective& o) { o.tau = 1.5; }).find("--tau"), std::string::npos);
   EXPECT_NE(bad([](SstObjective& o) { o.lambda = -1; }).find("--lambda"), std::string::npos);
   EXPECT_NE(bad([](SstObjective& o) { o.xi = std::nan(""); }).find("--xi"), std::string::npos);
-  EXPECT_NE(bad([](SstObjective& o) { o.kind = MaskKind::Robust, o.attack.epsilon = 0; }).find("--epsilon"), std::string::npos);
-  EXPECT_NE(bad([](SstObjective& o) { o.kind = MaskKind::Robust, o.attack.steps = 0; }).find("--pgd-steps"), std::string::npos);
+  EXPECT_NE(bad([](SstObjective& o) { o.kind = MaskKind::Robust, o.fill.epsilon = 0; }).find("--epsilon"), std::string::npos);
+  EXPECT_NE(bad([](SstObjective& o) { o.kind = MaskKind::Robust, o.fill.steps = 0; }).find("--pgd-steps"), std::string::npos);
 }
 
 // Sixteen features in [0, 1]; the label is whether feature 3 exceeds 0.5, the rest is noise. Under
@@ -201,6 +236,7 @@ TEST(SstTraining, PlantedFeatureIsSelected) {
   auto gen = at::detail::createCPUGenerator(5);
   SstObjective o;
   o.kind = MaskKind::Probabilistic;
+  o.fill.noise = NoiseFill::Domain;  // the authors' ε-noise barely moves feature 3: it need not be kept
   o.straight_through = true;
   o.xi = 0.5;
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(3e-3).weight_decay(0));
@@ -235,6 +271,9 @@ TEST(SstSearch, PostHocSearchesReturnSufficientSubsets) {
   ASSERT_EQ(model->logits(x).argmax(1).item<int64_t>(), 0);
   SearchOptions o;
   o.time_limit = 30;
+  // Anchors' precision under the domain fill: with the authors' ε-noise, x0 = x1 = 1 stay 1 and
+  // any one feature is a precise anchor.
+  o.fill.noise = NoiseFill::Domain;
   for (const std::string method : {"sis", "anchors", "gradient"}) {
     SearchResult r = sufficient_subset_search(method, *model, x, 0, o);
     ASSERT_FALSE(r.timed_out) << method;
@@ -249,6 +288,53 @@ TEST(SstSearch, PostHocSearchesReturnSufficientSubsets) {
   }
   o.time_limit = 1e-9;
   EXPECT_TRUE(sufficient_subset_search("sis", *model, x, 0, o).timed_out);
+  o.time_limit = 30;
+  o.sis_criterion = "threshold";
+  o.sis_threshold = 2;
+  EXPECT_NE(error_of([&] { o.validate(); }).find("--sis-threshold"), std::string::npos);
+  o.sis_threshold = 0.9, o.sis_criterion = "max";
+  EXPECT_NE(error_of([&] { o.validate(); }).find("--sis-criterion"), std::string::npos);
+}
+
+// Carter et al.'s SIS: sufficient means P(class) ≥ the threshold on the baseline completion, and
+// the collection holds disjoint SISes. On the model above, x0 or x1 alone gives P(0) =
+// sigmoid(1) = 0.731, both sigmoid(4) = 0.982, neither sigmoid(−2) = 0.119.
+TEST(SstSearch, SisWithAThresholdFindsCartersDisjointCollection) {
+  torch::Tensor w = torch::zeros({2, 6});
+  w[0][0] = 3, w[0][1] = 3;
+  auto model = hand_model(6, w, torch::tensor({-2.0f, 0.0f}));
+  FeatureBatch x = image_batch(torch::tensor({{1.0f, 1.0f, 0.5f, 0.5f, 0.5f, 0.5f}}));
+  SearchOptions o;
+  o.time_limit = 30;
+  o.sis_criterion = "threshold";
+  auto positions = [](const torch::Tensor& s) { return subset_positions(s); };
+  // 0.7: x0 alone suffices, then x1 alone in what is left, then nothing: two singletons.
+  o.sis_threshold = 0.7;
+  SearchResult r = sufficient_subset_search("sis", *model, x, 0, o);
+  ASSERT_EQ(r.collection.size(), 2u);
+  EXPECT_TRUE(r.collection_complete);
+  std::set<int64_t> both;
+  for (const auto& s : r.collection) {
+    ASSERT_EQ(positions(s).size(), 1u);
+    both.insert(positions(s)[0]);
+  }
+  EXPECT_EQ(both, (std::set<int64_t>{0, 1}));
+  EXPECT_TRUE(torch::equal(r.subset, r.collection[0]));
+  // 0.9: only both together; once masked, the rest (0.119) is not sufficient.
+  o.sis_threshold = 0.9;
+  r = sufficient_subset_search("sis", *model, x, 0, o);
+  ASSERT_EQ(r.collection.size(), 1u);
+  EXPECT_EQ(positions(r.subset), (std::vector<int64_t>{0, 1}));
+  // 0.99: the whole input (0.982) is below it: no SIS, and the subset is the whole input.
+  o.sis_threshold = 0.99;
+  r = sufficient_subset_search("sis", *model, x, 0, o);
+  EXPECT_TRUE(r.collection.empty());
+  EXPECT_EQ(r.subset.sum().item<int64_t>(), 6);
+  // The argmax criterion (salient's): one feature, no collection.
+  o.sis_criterion = "argmax";
+  r = sufficient_subset_search("sis", *model, x, 0, o);
+  EXPECT_EQ(r.subset.sum().item<int64_t>(), 1);
+  EXPECT_TRUE(r.collection.empty());
   EXPECT_NE(error_of([&] { sufficient_subset_search("lime", *model, x, 0, o); }).find("unknown search"), std::string::npos);
 }
 
@@ -300,9 +386,22 @@ TEST(SstText, HotFlipChangesOnlyComplementTokensAndRaisesTheLoss) {
   torch::Tensor base = complement_fill(*model, x, keep, MaskKind::Baseline, target, {}, gen);
   EXPECT_TRUE(torch::equal(base.masked_select(keep), x.values.masked_select(keep)));
   EXPECT_TRUE(base.masked_select(keep.logical_not()).eq(clf.tokenizer.mask_id()).all().item<bool>());
-  torch::Tensor random = complement_fill(*model, x, keep, MaskKind::Probabilistic, target, {}, gen, vocab);
+  FillOptions domain;
+  domain.noise = NoiseFill::Domain;
+  torch::Tensor random = complement_fill(*model, x, keep, MaskKind::Probabilistic, target, domain, gen, vocab);
   torch::Tensor drawn = random.masked_select(keep.logical_not());
   for (int64_t i = 0; i < drawn.numel(); ++i) EXPECT_FALSE(clf.tokenizer.is_structural(drawn[i].item<int64_t>()));
+  // The authors' fill draws any id of the vocabulary, the domain fill's exclusions included (randint(0, V)).
+  const int64_t v = clf.model.embedding_weights().word.size(0);
+  FeatureBatch many = d.batch(0, 1).repeat(400);
+  const torch::Tensor many_keep = keep.slice(0, 0, 1).repeat({400, 1});
+  torch::Tensor any = complement_fill(*model, many, many_keep, MaskKind::Probabilistic, target.slice(0, 0, 1).repeat(400),
+                                      FillOptions{}, gen)
+                          .masked_select(many_keep.logical_not());
+  EXPECT_GE(any.min().item<int64_t>(), 0);
+  EXPECT_LT(any.max().item<int64_t>(), v);
+  const torch::Tensor ordinary = torch::zeros({v}, torch::kBool).index_fill_(0, vocab, true);
+  EXPECT_GT(ordinary.index_select(0, any).logical_not().sum().item<int64_t>(), 0);  // [unusedN], [MASK]... drawn too
 }
 
 // Size is |subset| / |features|: structural tokens and padding never count, even when s ≥ τ there.
@@ -399,10 +498,17 @@ TEST(SstCli, BadValuesAreOneLineErrors) {
   expect_one_line_error(run_salient(base + "--xi -1"), "--xi");
   expect_one_line_error(run_salient(base + "--masking robust --epsilon 0"), "--epsilon");
   expect_one_line_error(run_salient(base + "--masking noisy"), "--masking");
+  expect_one_line_error(run_salient(base + "--masking probabilistic --noise gaussian"), "--noise");
   expect_one_line_error(run_salient(base + "--arch vgg"), "--arch");
   EXPECT_FALSE(dir_exists(out) && file_exists(join_path(out, "sst.json")));
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sst"), "--model");
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods lime --standard x"), "lime");
+  expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sis --standard x --sis-criterion max"),
+                        "--sis-criterion");
+  expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sis --standard x --sis-threshold 1"),
+                        "--sis-threshold");
+  expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sst --model x --noise none"),
+                        "--noise");
   expect_one_line_error(run_salient("sst explain --model /nonexistent"), "sst.json");
   // No silent CPU fallback: a CUDA device is refused (this build lacks CUDA, or SST is CPU-only).
   expect_one_line_error(run_salient("sst explain --model /nonexistent --device cuda"), "--device");

@@ -15,16 +15,20 @@ namespace salient::cli {
 
 namespace {
 
-// Options of the objective and attack that train and evaluate share.
-void add_attack_options(CLI::App* cmd, sst::AttackOptions& a) {
-  cmd->add_option("--epsilon", a.epsilon, "robust masking, images: l-inf radius of PGD on the complement (paper: 0.12)");
+// Options of the complement's fills that train and evaluate share.
+void add_fill_options(CLI::App* cmd, sst::FillOptions& a, std::string& noise) {
+  cmd->add_option("--noise", noise,
+                  "probabilistic masking's fill: sax (the authors': images clamp(x + epsilon*U[0,1)), text any "
+                  "vocabulary id) or domain (images U[0,1], text ordinary tokens)")
+      ->capture_default_str();
+  cmd->add_option("--epsilon", a.epsilon, "images: l-inf radius of robust masking's PGD and of the sax noise (paper: 0.12)");
   cmd->add_option("--pgd-step", a.step, "robust masking, images: PGD step size (paper: 0.01)");
   cmd->add_option("--pgd-steps", a.steps, "robust masking: PGD steps (images, paper: 10) or tokens flipped by HotFlip (text)");
 }
 
 struct TrainArgs {
   sst::SstTrainOptions o;
-  std::string masking = "baseline", hidden;
+  std::string masking = "baseline", hidden, noise = "sax";
 };
 
 // SST's models, masking and searches run on the CPU only so far: a CUDA device is refused, never
@@ -37,6 +41,7 @@ void require_cpu() {
 void run_train(TrainArgs& a) {
   require_cpu();
   a.o.objective.kind = sst::parse_mask_kind(a.masking, "--masking");
+  a.o.objective.fill.noise = sst::parse_noise_fill(a.noise, "--noise");
   if (!a.hidden.empty()) a.o.hidden = parse_int_list(a.hidden, "--hidden");
   if (a.o.data_dir.empty()) a.o.data_dir = shared_data_dir();
   sst::SstTrainResult r = sst::train_sst(a.o);
@@ -120,12 +125,13 @@ void run_explain(const ExplainArgs& a) {
 
 struct EvaluateArgs {
   sst::SstEvalOptions o;
-  std::string methods = "sst,sis,anchors,gradient";
+  std::string methods = "sst,sis,anchors,gradient", noise = "sax";
 };
 
 void run_evaluate(EvaluateArgs& a) {
   require_cpu();
   a.o.methods = split_list(a.methods);
+  a.o.fill.noise = sst::parse_noise_fill(a.noise, "--noise");
   if (a.o.data_dir.empty()) a.o.data_dir = shared_data_dir();
   std::vector<sst::SstEvalRow> rows = sst::evaluate_sst(a.o);
   if (dist::is_root()) std::cout << sst::sst_table_markdown(rows);  // under mpirun: rank 0's table
@@ -159,7 +165,7 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   train->add_option("--tau", ta->o.objective.tau, "subset threshold on s");
   train->add_flag("--straight-through", ta->o.objective.straight_through,
                   "the faithfulness term also trains the explanation head (keep = hard + s - sg(s))");
-  add_attack_options(train, ta->o.objective.attack);
+  add_fill_options(train, ta->o.objective.fill, ta->noise);
   train->add_option("--epochs", ta->o.epochs, "maximum epochs");
   train->add_option("--patience", ta->o.patience, "stop after this many epochs without a lower validation loss");
   train->add_option("--batch-size", ta->o.batch_size, "examples per step");
@@ -200,10 +206,16 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   evaluate->add_option("--ig-steps", va->o.search.ig_steps, "gradient search: IG points");
   evaluate->add_option("--precision", va->o.search.precision, "anchors: precision threshold");
   evaluate->add_option("--beam", va->o.search.beam, "anchors: beam width");
+  evaluate->add_option("--sis-criterion", va->o.search.sis_criterion,
+                       "sis: argmax (the baseline completion keeps the prediction) or threshold (Carter et al.: the "
+                       "class probability stays >= --sis-threshold; the disjoint SIS collection is recorded)")
+      ->capture_default_str();
+  evaluate->add_option("--sis-threshold", va->o.search.sis_threshold, "sis --sis-criterion threshold: the probability kept")
+      ->capture_default_str();
   evaluate->add_option("--max-length", va->o.max_length, "text: tokens per example");
   evaluate->add_option("--views", va->o.views, "examples drawn in report.html");
   evaluate->add_option("--seed", va->o.seed, "seed of the fills, attacks and searches");
-  add_attack_options(evaluate, va->o.attack);
+  add_fill_options(evaluate, va->o.fill, va->noise);
   commands.push_back({evaluate, [va] { run_evaluate(*va); }});
 }
 

@@ -44,7 +44,7 @@ void SstEvalOptions::validate() const {
   if (data.empty()) fail("--data: a dataset spec is needed");
   if (out_dir.empty()) fail("--out: an output directory is needed");
   search.validate();
-  attack.validate("");
+  fill.validate("");
 }
 
 nlohmann::json SstEvalRow::to_json() const {
@@ -142,8 +142,10 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
                                           {"delta", o.search.delta}, {"lucb_epsilon", o.search.lucb_epsilon},
                                           {"epsilon_stop", o.search.epsilon_stop}, {"beam", o.search.beam},
                                           {"init_samples", o.search.init_samples}, {"batch_samples", o.search.batch_samples},
-                                          {"max_samples", o.search.max_samples}}},
-                              {"attack", {{"epsilon", o.attack.epsilon}, {"step", o.attack.step}, {"steps", o.attack.steps}}}};
+                                          {"max_samples", o.search.max_samples},
+                                          {"coverage_samples", o.search.coverage_samples},
+                                          {"sis_criterion", o.search.sis_criterion}, {"sis_threshold", o.search.sis_threshold}}},
+                              {"fill", o.fill.to_json()}};
   const std::string run_path = join_path(o.out_dir, "run.json");
   if (file_exists(run_path)) {
     nlohmann::json before = parse_json_file(run_path);
@@ -190,11 +192,18 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
       } else {
         SearchOptions so = o.search;
         so.seed = o.seed * 1000003ULL + static_cast<uint64_t>(i);
+        so.fill = o.fill;  // Anchors' precision samples are the probabilistic check's fills
         SearchResult r = sufficient_subset_search(method, model, x, target, so, m.vocab);
         rec["seconds"] = r.seconds;
         rec["timed_out"] = r.timed_out;
         rec["forward_rows"] = r.forward_rows;
         subset = r.subset;
+        if (method == "sis" && o.search.sis_criterion == "threshold") {
+          nlohmann::json sets = nlohmann::json::array();
+          for (const torch::Tensor& s : r.collection) sets.push_back(subset_positions(s));
+          rec["sis_collection"] = sets;  // empty: the whole input is below the threshold
+          rec["collection_complete"] = r.collection_complete;
+        }
       }
       if (subset.defined()) {
         const double nf = x.features.sum().item<double>();
@@ -203,7 +212,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         for (MaskKind kind : {MaskKind::Baseline, MaskKind::Probabilistic, MaskKind::Robust}) {
           auto gen = at::detail::createCPUGenerator(o.seed * 1000003ULL + static_cast<uint64_t>(i) + 1);
           rec[mask_kind_name(kind)] = subset_faithfulness(model, x, subset.unsqueeze(0), torch::tensor({target}), kind,
-                                                          o.attack, o.samples, gen, m.vocab)[0];
+                                                          o.fill, o.samples, gen, m.vocab)[0];
         }
         if (!selection.empty()) rec["selection"] = selection;
       }

@@ -24,7 +24,7 @@ struct SstEvalOptions {
   int64_t accuracy_limit = 0;    // examples for accuracy (0 = the whole split)
   int64_t max_length = 0;        // text: tokens (0 = the model's)
   SearchOptions search;
-  AttackOptions attack;          // the robust check
+  FillOptions fill;            // the robust and probabilistic checks (and Anchors' precision)
   int samples = 20;              // random fills of the probabilistic check
   uint64_t seed = 0;
   int64_t views = 12;            // examples drawn in report.html

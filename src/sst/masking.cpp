@@ -26,7 +26,20 @@ std::string mask_kind_name(MaskKind kind) {
   return "?";
 }
 
-void AttackOptions::validate(const std::string& who) const {
+NoiseFill parse_noise_fill(const std::string& name, const std::string& flag) {
+  if (name == "sax") return NoiseFill::Sax;
+  if (name == "domain") return NoiseFill::Domain;
+  fail("{}: expected sax or domain, got '{}'", flag, name);
+}
+
+std::string noise_fill_name(NoiseFill fill) { return fill == NoiseFill::Sax ? "sax" : "domain"; }
+
+nlohmann::json FillOptions::to_json() const {
+  return {{"epsilon", epsilon}, {"step", step}, {"steps", steps}, {"random_start", random_start},
+          {"noise", noise_fill_name(noise)}};
+}
+
+void FillOptions::validate(const std::string& who) const {
   if (!(epsilon > 0 && epsilon <= 1)) fail("{}--epsilon: must be in (0, 1], got {}", who, epsilon);
   if (!(step > 0 && step <= 1)) fail("{}--pgd-step: must be in (0, 1], got {}", who, step);
   if (steps < 1) fail("{}--pgd-steps: must be at least 1, got {}", who, steps);
@@ -51,7 +64,7 @@ torch::Tensor per_row_loss(const torch::Tensor& logits, const torch::Tensor& tar
 }  // namespace
 
 torch::Tensor pgd_complement(const std::function<torch::Tensor(const torch::Tensor&)>& logits_of, const torch::Tensor& x,
-                             const torch::Tensor& keep, const torch::Tensor& target, const AttackOptions& a,
+                             const torch::Tensor& keep, const torch::Tensor& target, const FillOptions& a,
                              at::Generator& gen, double lo, double hi) {
   const torch::Tensor kept = keep.to(torch::kBool);
   const torch::Tensor x0 = x.detach();
@@ -123,40 +136,49 @@ torch::Tensor hotflip_complement(const SstModel& model, const FeatureBatch& x, c
 }
 
 torch::Tensor complement_fill(const SstModel& model, const FeatureBatch& x, const torch::Tensor& keep, MaskKind kind,
-                              const torch::Tensor& target, const AttackOptions& attack, at::Generator& gen,
+                              const torch::Tensor& target, const FillOptions& options, at::Generator& gen,
                               const torch::Tensor& vocabulary) {
   const bool text = model.modality() == "text";
+  const bool sax = options.noise == NoiseFill::Sax;
   const torch::Tensor kept = keep.to(torch::kBool);
   torch::Tensor vocab = vocabulary;
-  if (text && !vocab.defined() && kind != MaskKind::Baseline) vocab = ordinary_token_ids(text_classifier(model).tokenizer);
+  if (text && !vocab.defined() && (kind == MaskKind::Robust || (kind == MaskKind::Probabilistic && !sax)))
+    vocab = ordinary_token_ids(text_classifier(model).tokenizer);
   switch (kind) {
     case MaskKind::None:
       return x.values;
     case MaskKind::Baseline:
       if (text) return torch::where(kept, x.values, torch::full_like(x.values, text_classifier(model).tokenizer.mask_id()));
       return torch::where(kept, x.values, torch::zeros_like(x.values));
-    case MaskKind::Probabilistic:
+    case MaskKind::Probabilistic: {
       if (text) {
+        if (sax) {  // any id of the embedding table, as randint(0, vocabulary size)
+          const int64_t v = text_classifier(model).model.embedding_weights().word.size(0);
+          return torch::where(kept, x.values, torch::randint(v, x.values.sizes(), gen, torch::kInt64));
+        }
         torch::Tensor pick = torch::randint(vocab.size(0), x.values.sizes(), gen, torch::kInt64);
         return torch::where(kept, x.values, vocab.index_select(0, pick.flatten()).view(x.values.sizes()));
       }
-      return torch::where(kept, x.values, torch::rand(x.values.sizes(), gen, x.values.scalar_type()));
+      torch::Tensor u = torch::rand(x.values.sizes(), gen, x.values.scalar_type());
+      if (sax) u = (x.values + options.epsilon * u).clamp(0.0, 1.0);
+      return torch::where(kept, x.values, u);
+    }
     case MaskKind::Robust: {
-      if (text) return hotflip_complement(model, x, kept, target, attack.steps, vocab);
+      if (text) return hotflip_complement(model, x, kept, target, options.steps, vocab);
       const torch::Tensor ones = torch::ones(x.values.sizes(), torch::kFloat32);
       auto logits_of = [&](const torch::Tensor& v) {
         FeatureBatch b = x;
         b.values = v;
         return model.mixed_logits(b, v, ones);
       };
-      return pgd_complement(logits_of, x.values, kept, target, attack, gen);
+      return pgd_complement(logits_of, x.values, kept, target, options, gen);
     }
   }
   return x.values;
 }
 
 std::vector<double> subset_faithfulness(const SstModel& model, const FeatureBatch& x, const torch::Tensor& subset,
-                                        const torch::Tensor& target, MaskKind kind, const AttackOptions& attack,
+                                        const torch::Tensor& target, MaskKind kind, const FillOptions& options,
                                         int samples, at::Generator& gen, const torch::Tensor& vocabulary) {
   if (kind == MaskKind::None) fail("faithfulness: masking kind 'none' has no complement to test");
   if (samples < 1) fail("--samples: must be at least 1, got {}", samples);
@@ -165,7 +187,7 @@ std::vector<double> subset_faithfulness(const SstModel& model, const FeatureBatc
   const int repeats = kind == MaskKind::Probabilistic ? samples : 1;
   torch::Tensor hits = torch::zeros({x.size()}, torch::kFloat64);
   for (int r = 0; r < repeats; ++r) {
-    torch::Tensor fill = complement_fill(model, x, keep, kind, target, attack, gen, vocabulary);
+    torch::Tensor fill = complement_fill(model, x, keep, kind, target, options, gen, vocabulary);
     torch::NoGradGuard ng;
     hits += model.mixed_logits(x, fill, keep_f).argmax(1).eq(target).to(torch::kFloat64);
   }

@@ -25,6 +25,10 @@ void SearchOptions::validate() const {
     fail("anchors: sample counts must be ≥ 1 and max_samples ≥ init_samples");
   if (ranking != "ig" && ranking != "gradient") fail("--ranking: expected ig or gradient, got '{}'", ranking);
   if (ig_steps < 1) fail("--ig-steps: must be at least 1, got {}", ig_steps);
+  if (coverage_samples < 1) fail("anchors: coverage_samples must be at least 1, got {}", coverage_samples);
+  if (sis_criterion != "argmax" && sis_criterion != "threshold")
+    fail("--sis-criterion: expected argmax or threshold, got '{}'", sis_criterion);
+  if (!(sis_threshold > 0 && sis_threshold < 1)) fail("--sis-threshold: must be in (0, 1), got {}", sis_threshold);
 }
 
 const std::vector<std::string>& search_method_names() {
@@ -65,7 +69,7 @@ class Oracle {
       const int64_t e = std::min(m, b + o_.batch);
       FeatureBatch xb = x_.repeat(e - b);
       torch::Tensor keep = keep_of(keeps.slice(0, b, e), xb.features);
-      torch::Tensor fill = complement_fill(model_, xb, keep, kind, torch::full({e - b}, target_, torch::kInt64), {}, gen_, vocab_);
+      torch::Tensor fill = complement_fill(model_, xb, keep, kind, torch::full({e - b}, target_, torch::kInt64), o_.fill, gen_, vocab_);
       torch::Tensor logits = model_.mixed_logits(xb, fill, keep.to(torch::kFloat32));
       parts.push_back(want_prob ? torch::softmax(logits, 1).select(1, target_).to(torch::kFloat64)
                                 : logits.argmax(1).eq(target_).to(torch::kFloat64));
@@ -96,9 +100,15 @@ class Oracle {
   int64_t rows_ = 0;
 };
 
-// Carter et al.'s backward selection, then the shortest sufficient suffix.
-torch::Tensor sis(Oracle& oracle) {
-  std::vector<int64_t> remaining = subset_positions(oracle.x().features[0]);
+// Per keep row: is that subset sufficient by the search's SIS criterion (baseline completion)?
+torch::Tensor sufficient_rows(Oracle& oracle, const torch::Tensor& keeps, const SearchOptions& o) {
+  if (o.sis_criterion == "threshold") return oracle.eval(keeps, MaskKind::Baseline, true).ge(o.sis_threshold);
+  return oracle.eval(keeps, MaskKind::Baseline, false).gt(0.5);
+}
+
+// Carter et al.'s backward selection over `remaining` (every other feature stays at the baseline),
+// then the shortest sufficient suffix of the removal order; none sufficient: all of `remaining`.
+torch::Tensor find_sis(Oracle& oracle, std::vector<int64_t> remaining, const SearchOptions& o) {
   const int64_t f = static_cast<int64_t>(remaining.size());
   torch::Tensor current = oracle.keep_row(remaining);
   std::vector<int64_t> removed;
@@ -118,21 +128,60 @@ torch::Tensor sis(Oracle& oracle) {
     keeps[k] = keeps[k - 1];
     keeps[k][removed[f - k]] = true;
   }
-  torch::Tensor ok = oracle.eval(keeps, MaskKind::Baseline, false);
+  torch::Tensor ok = sufficient_rows(oracle, keeps, o);
   for (int64_t k = 0; k <= f; ++k)
-    if (ok[k].item<double>() > 0.5) return keeps[k];
-  return keeps[f];  // the whole input: its prediction is the target by construction
+    if (ok[k].item<bool>()) return keeps[k];
+  return keeps[f];
+}
+
+// argmax: one SIS of the whole input. threshold: Carter et al.'s SIScollection, disjoint SISes
+// until what is left is not sufficient; the first is the subset.
+void sis(Oracle& oracle, const SearchOptions& o, SearchResult& r) {
+  std::vector<int64_t> remaining = subset_positions(oracle.x().features[0]);
+  if (o.sis_criterion == "argmax") {
+    r.subset = find_sis(oracle, remaining, o);
+    return;
+  }
+  try {
+    while (!remaining.empty() && sufficient_rows(oracle, oracle.keep_row(remaining).unsqueeze(0), o)[0].item<bool>()) {
+      torch::Tensor s = find_sis(oracle, remaining, o);
+      r.collection.push_back(s);
+      if (!s.any().item<bool>()) break;  // the baseline alone suffices: masking it changes nothing
+      remaining.erase(std::remove_if(remaining.begin(), remaining.end(), [&](int64_t p) { return s[p].item<bool>(); }),
+                      remaining.end());
+    }
+  } catch (const Timeout&) {
+    if (r.collection.empty()) throw;
+    r.collection_complete = false;
+  }
+  // The whole input below the threshold has no SIS; it is reported as the subset, flagged by an
+  // empty collection.
+  r.subset = r.collection.empty() ? oracle.keep_row(subset_positions(oracle.x().features[0])) : r.collection.front();
 }
 
 // Anchors with KL-LUCB (Kaufmann & Kalyanakrishnan 2013), as anchor_base.py runs it.
 torch::Tensor anchors(Oracle& oracle, const SearchOptions& o) {
   struct Candidate {
     std::vector<int64_t> set;  // sorted positions
+    double coverage = 0;
     double n = 0, positives = 0;
     double mean() const { return n > 0 ? positives / n : 0; }
   };
   const std::vector<int64_t> features = subset_positions(oracle.x().features[0]);
   const int64_t nf = static_cast<int64_t>(features.size());
+  // anchor_base's coverage: the share of draws from the perturbation distribution (each feature
+  // kept with probability 1/2) that keep every feature of the set; fixed draws, so a superset
+  // never covers more.
+  auto coverage_gen = at::detail::createCPUGenerator(o.seed ^ 0x9e3779b97f4a7c15ULL);
+  const torch::Tensor drawn = torch::rand({o.coverage_samples, nf}, coverage_gen).lt(0.5);
+  auto coverage = [&](const std::vector<int64_t>& set) {
+    torch::Tensor all = torch::ones({o.coverage_samples}, torch::kBool);
+    for (int64_t p : set)
+      all.logical_and_(drawn.select(1, std::lower_bound(features.begin(), features.end(), p) - features.begin()));
+    return all.to(torch::kFloat64).mean().item<double>();
+  };
+  std::vector<int64_t> best;
+  double best_coverage = -1;
   int64_t round = 1;
   auto level = [&](double n_candidates) {  // anchor_base.compute_beta
     const double alpha = 1.1, k = 405.5;
@@ -161,7 +210,9 @@ torch::Tensor anchors(Oracle& oracle, const SearchOptions& o) {
         if (std::binary_search(a.begin(), a.end(), f)) continue;
         std::vector<int64_t> s = a;
         s.insert(std::upper_bound(s.begin(), s.end(), f), f);
-        if (seen.insert(s).second) cs.push_back({s});
+        if (!seen.insert(s).second) continue;
+        const double c = coverage(s);
+        if (c > best_coverage) cs.push_back({s, c});  // only a set that could cover more is tried
       }
     if (cs.empty()) break;
     std::vector<size_t> all(cs.size());
@@ -205,11 +256,16 @@ torch::Tensor anchors(Oracle& oracle, const SearchOptions& o) {
         sample(cs, {c}, o.batch_samples);
       }
       const double lb = kl_lower_bound(cs[c].mean(), level(nc) / cs[c].n);
-      if (cs[c].mean() >= thr && lb > thr - o.epsilon_stop) return oracle.keep_row(cs[c].set);
+      if (cs[c].mean() >= thr && lb > thr - o.epsilon_stop && cs[c].coverage > best_coverage) {
+        best = cs[c].set;
+        best_coverage = cs[c].coverage;
+      }
       beam.push_back(cs[c].set);
     }
+    if (best_coverage >= 1) break;  // nothing covers more
   }
-  return oracle.keep_row(features);  // nothing smaller qualified: the whole input
+  // None passed: the whole input (whose completions are all the input itself).
+  return oracle.keep_row(best_coverage >= 0 ? best : features);
 }
 
 // Integrated gradients (or the gradient) of the target logit with respect to the keep mask on
@@ -279,7 +335,7 @@ SearchResult sufficient_subset_search(const std::string& method, const SstModel&
   Oracle oracle(model, example, target, o, vocab);
   SearchResult r;
   try {
-    if (method == "sis") r.subset = sis(oracle);
+    if (method == "sis") sis(oracle, o, r);
     else if (method == "anchors") r.subset = anchors(oracle, o);
     else if (method == "gradient") r.subset = gradient_search(oracle, o);
     else fail("--methods: unknown search '{}' (sst, sis, anchors, gradient)", method);

@@ -4,12 +4,22 @@
 //   sis       Sufficient Input Subsets (Carter et al., AISTATS 2019): backward selection removes,
 //             one at a time, the feature whose removal (set to the baseline) leaves the explained
 //             class most probable; the subset is the shortest suffix of that removal order (the
-//             features removed last) whose baseline completion keeps the prediction.
+//             features removed last) that is sufficient. Sufficient means, by `sis_criterion`:
+//               argmax     the baseline completion is still predicted as the class (salient's)
+//               threshold  the class's probability on the baseline completion is ≥ `sis_threshold`
+//                          (Carter et al.'s definition); the search then goes on as their
+//                          SIScollection: the SIS found is masked and the next one is sought in
+//                          what is left, until what is left is not sufficient. The subset
+//                          reported is the first SIS; the collection comes in `collection`.
 //   anchors   Anchors (Ribeiro et al., AAAI 2018): a beam search over growing feature sets; a
 //             set's precision is the share of random completions (the probabilistic fill) that
-//             keep the prediction; KL-LUCB picks the beam with confidence 1 − δ, and the first set
-//             whose precision is ≥ the threshold with its lower bound above threshold − ε_stop wins
-//             (anchor_base.py's rule).
+//             keep the prediction; KL-LUCB picks the beam with confidence 1 − δ. A set passes when
+//             its precision is ≥ the threshold with its lower bound above threshold − ε_stop; of
+//             the sets that pass, the one with the highest coverage is returned, and larger sets
+//             are tried only while they can cover more (anchor_base.py's anchor_beam). Coverage
+//             is the share of `coverage_samples` draws of Anchors' perturbation distribution (each
+//             feature kept with probability 1/2, as anchor_text and anchor_image perturb) that
+//             keep the whole set.
 //   gradient  a ranking by integrated gradients of the explained logit along the path from the
 //             baseline completion to the input (or the plain gradient, `ranking`), then a binary
 //             search for the smallest top-k whose baseline completion keeps the prediction
@@ -19,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "sst/masking.h"
 #include "sst/model.h"
 
 namespace salient::sst {
@@ -31,6 +42,12 @@ struct SearchOptions {
   double precision = 0.95, delta = 0.1, lucb_epsilon = 0.1, epsilon_stop = 0.05;
   int beam = 2;
   int64_t init_samples = 10, batch_samples = 10, max_samples = 1000;  // per candidate
+  int64_t coverage_samples = 10000;                                    // anchor_base's default
+  // sis
+  std::string sis_criterion = "argmax";  // argmax | threshold
+  double sis_threshold = 0.9;            // threshold: the class probability a sufficient subset keeps
+  // The probabilistic fill of Anchors' precision samples (evaluate: the same as its checks').
+  FillOptions fill;
   // gradient
   std::string ranking = "ig";  // ig | gradient
   int64_t ig_steps = 20;
@@ -39,6 +56,11 @@ struct SearchOptions {
 
 struct SearchResult {
   torch::Tensor subset;  // bool [F]; undefined when timed out
+  // sis with the threshold criterion: every SIS found, in order (the first is `subset`); empty
+  // when the whole input is below the threshold (then `subset` is the whole input), cut short
+  // when the time ran out after the first (`collection_complete` false).
+  std::vector<torch::Tensor> collection;
+  bool collection_complete = true;
   bool timed_out = false;
   double seconds = 0;
   int64_t forward_rows = 0;  // inputs evaluated

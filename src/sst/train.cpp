@@ -21,14 +21,12 @@ void SstObjective::validate() const {
   if (!std::isfinite(lambda) || lambda < 0) fail("--lambda: must be a finite number ≥ 0, got {}", lambda);
   if (!std::isfinite(xi) || xi < 0) fail("--xi: must be a finite number ≥ 0, got {}", xi);
   if (!(tau > 0 && tau < 1)) fail("--tau: must be in (0, 1), got {}", tau);
-  if (kind == MaskKind::Robust) attack.validate("");
+  if (kind == MaskKind::Robust || kind == MaskKind::Probabilistic) fill.validate("");
 }
 
 nlohmann::json SstObjective::to_json() const {
   return {{"masking", mask_kind_name(kind)}, {"lambda", lambda}, {"xi", xi}, {"tau", tau},
-          {"straight_through", straight_through},
-          {"attack", {{"epsilon", attack.epsilon}, {"step", attack.step}, {"steps", attack.steps},
-                      {"random_start", attack.random_start}}}};
+          {"straight_through", straight_through}, {"fill", fill.to_json()}};
 }
 
 void SstTrainOptions::validate() const {
@@ -70,7 +68,7 @@ SstLoss sst_loss(SstModel& model, const FeatureBatch& x, const torch::Tensor& la
   {
     const bool attack = o.kind == MaskKind::Robust;
     if (attack) model.set_training(false);
-    fill = complement_fill(model, x, keep.detach().gt(0.5), o.kind, predicted, o.attack, gen, vocabulary).detach();
+    fill = complement_fill(model, x, keep.detach().gt(0.5), o.kind, predicted, o.fill, gen, vocabulary).detach();
     if (attack) model.set_training(training);
   }
   out.masked_logits = model.mixed_logits(x, fill, keep);

@@ -25,7 +25,7 @@ struct SstObjective {
   double xi = 1.0;      // cardinality weight (the reference code's gamma)
   double tau = 0.5;
   bool straight_through = false;
-  AttackOptions attack;  // robust masking during training
+  FillOptions fill;  // the robust adversary's budget and the probabilistic fill during training
   void validate() const;  // one-line errors naming --lambda, --xi, --tau, --epsilon...
   nlohmann::json to_json() const;
 };
