@@ -2,8 +2,8 @@
 # The SST experiments behind docs/sst.md: a standard model, the ξ/λ sweep of SST models with the
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
-# Usage: [MPI="mpirun -np N"] scripts/sst_experiments.sh [mnist|fashion|fashion-ft|sst2|eraser ...]
-#        (default: all five)
+# Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] scripts/sst_experiments.sh [mnist-paper|mnist|fashion|fashion-ft|sst2|eraser ...]
+#        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -44,66 +44,101 @@ sweep() {
   python3 scripts/sst_select.py "$dir/standard" $(ls -d "$dir"/sweep/*/ | sed 's:/$::') > "$dir/selection.json"
 }
 
-# compare DIR TEST_SPEC LIMIT TIME_LIMIT [STANDARD_DIR]: post-hoc methods on the standard model (by
-# default DIR/standard; another task's is reused with its evaluation), then each chosen SST model.
+# compare DIR TEST_SPEC LIMIT TIME_LIMIT [STANDARD_DIR] [carter]: post-hoc methods on the standard
+# model (by default DIR/standard; another task's is reused with its evaluation), then each chosen
+# SST model. With "carter", SIS also runs with Carter et al.'s criterion (probability ≥ 0.9, the
+# disjoint collection) into eval-posthoc-sis-threshold.
 compare() {
-  local dir=$1 data=$2 limit=$3 tl=$4 std=${5:-$1/standard}
+  [ "${STEPS:-all}" = train ] && return 0  # STEPS=train: the trainings and selections only (no timing)
+  local dir=$1 data=$2 limit=$3 tl=$4 std=${5:-$1/standard} carter=${6:-}
   local posthoc=$(dirname "$std")/eval-posthoc
   "${E[@]}" evaluate --standard "$std" --data "$data" --methods sis,anchors,gradient --limit "$limit" \
-    --time-limit "$tl" -o "$posthoc" > /dev/null
+    --time-limit "$tl" --noise "$NOISE" -o "$posthoc" > /dev/null
   [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc")" "$dir/eval-posthoc"
+  if [ -n "$carter" ]; then
+    "${E[@]}" evaluate --standard "$std" --data "$data" --methods sis --sis-criterion threshold --sis-threshold 0.9 \
+      --limit "$limit" --time-limit "$tl" --noise "$NOISE" -o "$posthoc-sis-threshold" > /dev/null
+    [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc-sis-threshold")" "$dir/eval-posthoc-sis-threshold"
+  fi
   for kind in baseline probabilistic robust; do
     local chosen
     chosen=$(python3 -c "import json,sys; print(json.load(open('$dir/selection.json'))['chosen'].get('$kind') or '')")
     [ -n "$chosen" ] || continue
-    "${E[@]}" evaluate --model "$chosen" --data "$data" --methods sst --limit "$limit" -o "$dir/eval-sst-$kind" > /dev/null
+    "${E[@]}" evaluate --model "$chosen" --data "$data" --methods sst --limit "$limit" --noise "$NOISE" -o "$dir/eval-sst-$kind" > /dev/null
   done
   python3 scripts/sst_table.py "$dir" > "$dir/table.md"
   cat "$dir/table.md"
 }
 
+# Probabilistic masking's fill (sst train/evaluate --noise): mnist-paper uses the authors' (sax);
+# the other parts keep the uniform domain fill their documented rows were measured with.
+NOISE=domain
+
+# The paper's grid of the cardinality weight ξ for images (issue #49), with the hard threshold.
+PAPER_IMAGE_XIS="1e-5 1e-6 1e-7 1e-8 1e-9 1e-10 1e-11"
+
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(mnist fashion fashion-ft sst2 eraser)
 for t in "${tasks[@]}"; do
   case $t in
+    mnist-paper)  # the paper's MLP, ξ grid and hard threshold with the authors' fills (--noise sax), per seed; salient's straight-through variant beside it
+      NOISE=sax
+      for seed in ${SEEDS:-13 14 15}; do
+        R=runs/sst/mnist-paper/s$seed
+        C="--train mnist:train --dev mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64 --lr 1e-3 --seed $seed --noise sax"
+        train "$R/standard" $C --masking none
+        for v in paper ste; do mkdir -p "$R/$v"; ln -sfn "$(readlink -f "$R/standard")" "$R/$v/standard"; done
+        sweep "$R/paper" "$C" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
+        sweep "$R/ste" "$C" "baseline probabilistic robust" "" "0.3 1 3" "1"
+        compare "$R/paper" mnist:test 100 5 "$R/standard" carter
+        compare "$R/ste" mnist:test 100 5 "$R/standard" carter
+      done
+      [ "${STEPS:-all}" = train ] && continue
+      python3 scripts/sst_seeds_table.py runs/sst/mnist-paper > runs/sst/mnist-paper/table.md
+      cat runs/sst/mnist-paper/table.md ;;
     mnist)  # the paper's MLP; 7,200 train / 800 val / 2,000 test of the 10,000 MNIST test images
+      NOISE=domain
       D=runs/sst/mnist
-      C="--train mnist:train --dev mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64 --lr 1e-3 --seed 13"
+      C="--train mnist:train --dev mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64 --lr 1e-3 --seed 13 --noise domain"
       train "$D/standard" $C --masking none
       sweep "$D" "$C" "baseline probabilistic robust" "0 0.01 1" "0.1 0.3 1 3" "1 4"
       compare "$D" mnist:test 100 5 ;;
     fashion)  # the residual CNN on 20,000 of the 54,000 training images (time), 8 epochs
+      NOISE=domain
       D=runs/sst/fashion
-      C="--train fashion-mnist:train --dev fashion-mnist:val --arch resnet --limit 20000 --patience 3 --batch-size 64 --lr 1e-3 --seed 13"
+      C="--train fashion-mnist:train --dev fashion-mnist:val --arch resnet --limit 20000 --patience 3 --batch-size 64 --lr 1e-3 --seed 13 --noise domain"
       train "$D/standard" $C --epochs 8 --masking none
       sweep "$D" "$C --epochs 8" "baseline probabilistic" "0" "0.3 1 3" "1"
       sweep "$D" "$C --epochs 5" "robust" "" "1" "1"
       compare "$D" fashion-mnist:test 30 10 ;;
     fashion-ft)  # from scratch the SST objective collapsed (docs/sst.md): fine-tune the standard model instead
+      NOISE=domain
       [ -f runs/sst/fashion/standard/sst.json ] || "$0" fashion
       D=runs/sst/fashion-ft
       mkdir -p "$D"
       ln -sfn "$(readlink -f runs/sst/fashion/standard)" "$D/standard"
-      C="--train fashion-mnist:train --dev fashion-mnist:val --arch resnet --init runs/sst/fashion/standard --limit 20000 --patience 3 --batch-size 64 --lr 3e-4 --seed 13"
+      C="--train fashion-mnist:train --dev fashion-mnist:val --arch resnet --init runs/sst/fashion/standard --limit 20000 --patience 3 --batch-size 64 --lr 3e-4 --seed 13 --noise domain"
       sweep "$D" "$C --epochs 8" "baseline probabilistic" "0" "0.3 1 3" "1"
       sweep "$D" "$C --epochs 4" "robust" "" "1" "1"
       compare "$D" fashion-mnist:test 30 10 runs/sst/fashion/standard ;;
     sst2)  # fine-tunes the SST-2 classifier of scripts/train_models.sh; both models get the same 2 more epochs
+      NOISE=domain
       [ -f models/sst2$TM_SUFFIX/model.safetensors ] || env ${TM_INIT[@]+"${TM_INIT[@]}"} scripts/train_models.sh sst2
       D=runs/sst/sst2$TM_SUFFIX
-      C="--train sst2:train --dev sst2:dev --arch transformer --init models/sst2$TM_SUFFIX --max-length 64 --limit 12000 --epochs 2 --patience 2 --batch-size 32 --lr 1e-4 --weight-decay 0.01 --seed 13"
+      C="--train sst2:train --dev sst2:dev --arch transformer --init models/sst2$TM_SUFFIX --max-length 64 --limit 12000 --epochs 2 --patience 2 --batch-size 32 --lr 1e-4 --weight-decay 0.01 --seed 13 --noise domain"
       train "$D/standard" $C --masking none
       sweep "$D" "$C" "baseline probabilistic" "" "0.3 1" "1"
       sweep "$D" "$C --pgd-steps 3" "robust" "" "1" "1"
       compare "$D" sst2:test 100 10 ;;
     eraser)  # ERASER Movie Reviews (the paper's IMDB analogue): fine-tunes models/eraser on 1,000 of the 1,600 training documents
+      NOISE=domain
       [ -f models/eraser$TM_SUFFIX/model.safetensors ] || env ${TM_INIT[@]+"${TM_INIT[@]}"} scripts/train_models.sh eraser
       D=runs/sst/eraser$TM_SUFFIX
-      C="--train eraser:train --dev eraser:val --arch transformer --init models/eraser$TM_SUFFIX --max-length 256 --limit 1000 --epochs 1 --patience 1 --batch-size 16 --lr 1e-4 --weight-decay 0.01 --seed 13"
+      C="--train eraser:train --dev eraser:val --arch transformer --init models/eraser$TM_SUFFIX --max-length 256 --limit 1000 --epochs 1 --patience 1 --batch-size 16 --lr 1e-4 --weight-decay 0.01 --seed 13 --noise domain"
       train "$D/standard" $C --masking none
       sweep "$D" "$C" "baseline probabilistic" "" "1" "1"
       sweep "$D" "$C --pgd-steps 3" "robust" "" "1" "1"
       compare "$D" eraser:test 30 10 ;;
-    *) echo "unknown task $t (mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
+    *) echo "unknown task $t (mnist-paper, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
   esac
 done

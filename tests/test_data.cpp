@@ -789,29 +789,34 @@ TEST(Shards, PlanKeepsChunksContiguousAndBalancesCost) {
   EXPECT_DOUBLE_EQ(salient::dist::explain_cost("gradient", 10), 10);
 }
 
-// A killed run leaves write_file_atomic's temporary (NAME.tmp.<pid>); the resumed run removes it,
-// but never one whose writer still runs.
+// A killed run leaves write_file_atomic's temporary (temporary_path: NAME.salient-tmp.<host>.<pid>);
+// the resumed run removes it, in subfolders too, but never one whose writer still runs, another
+// host's, or a file that only looks alike.
 TEST(AtomicFile, AResumedRunRemovesTheTemporariesAKilledRunLeft) {
   namespace fs = std::filesystem;
   const std::string dir = salient::join_path(temp_dir(), "stale_temporaries");
   fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::create_directories(dir + "/units");
   const pid_t child = ::fork();
   if (child == 0) ::_exit(0);
   ASSERT_GT(child, 0);
   ::waitpid(child, nullptr, 0);  // reaped: no process has this pid now
-  const std::string dead = fmt::format("{}/run.json.tmp.{}", dir, child);
-  const std::string live = fmt::format("{}/other.json.tmp.{}", dir, ::getpid());
-  for (const std::string& f : {dead, live, dir + "/run.json", dir + "/notes.tmp.txt"}) std::ofstream(f) << "x";
+  const std::string mine = salient::temporary_path(dir + "/run.json");
+  const std::string suffix = mine.substr(mine.rfind(".salient-tmp."));  // .salient-tmp.<host>.<this pid>
+  const std::string marker = suffix.substr(0, suffix.rfind('.') + 1);
+  const std::string dead = dir + "/run.json" + marker + std::to_string(child);
+  const std::string dead_deeper = dir + "/units/u1.json" + marker + std::to_string(child);
+  const std::string live = dir + "/other.json" + suffix;
+  const std::string other_host = dir + "/x.json.salient-tmp.some-other-host." + std::to_string(child);
+  for (const std::string& f : {dead, dead_deeper, live, other_host, dir + "/run.json", dir + "/notes.tmp.123"})
+    std::ofstream(f) << "x";
   salient::remove_stale_temporaries(dir);
   EXPECT_FALSE(fs::exists(dead));
-  EXPECT_TRUE(fs::exists(live));  // a writer that still runs keeps its temporary
+  EXPECT_FALSE(fs::exists(dead_deeper));
+  EXPECT_TRUE(fs::exists(live));        // a writer that still runs keeps its temporary
+  EXPECT_TRUE(fs::exists(other_host));  // on a shared disk, another host's writer may still run
   EXPECT_TRUE(fs::exists(dir + "/run.json"));
-  EXPECT_TRUE(fs::exists(dir + "/notes.tmp.txt"));  // not a temporary's name
-  // recover_dir (a training run's resume) cleans the folder its checkpoint lives in too.
-  std::ofstream(dead) << "x";
-  salient::recover_dir(dir + "/checkpoint");
-  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(dir + "/notes.tmp.123"));  // not a temporary's name
   salient::remove_stale_temporaries(dir + "/missing");  // no folder: nothing to do
   fs::remove_all(dir);
 }

@@ -11,6 +11,7 @@
 #include "model/config.h"
 #include "data/inputs.h"
 #include "model/safetensors.h"
+#include "util/atomic_file.h"
 #include "test_util.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -206,7 +207,7 @@ TEST(Safetensors, WriteIsAtomicAndReadable) {
   salient::write_safetensors(path, file);
   SafetensorsFile back = salient::read_safetensors(path);
   EXPECT_TRUE(back.tensors.at("x").bytes == file.tensors.at("x").bytes);
-  EXPECT_FALSE(salient::file_exists(path + ".tmp." + std::to_string(::getpid())));
+  EXPECT_FALSE(salient::file_exists(salient::temporary_path(path)));
   std::remove(path.c_str());
   ::rmdir(temp_dir().c_str());
 }

@@ -312,7 +312,8 @@ TEST(SstSearch, SisWithAThresholdFindsCartersDisjointCollection) {
   o.sis_threshold = 0.7;
   SearchResult r = sufficient_subset_search("sis", *model, x, 0, o);
   ASSERT_EQ(r.collection.size(), 2u);
-  EXPECT_TRUE(r.collection_complete);
+  EXPECT_TRUE(r.complete);
+  EXPECT_FALSE(r.no_sis);
   std::set<int64_t> both;
   for (const auto& s : r.collection) {
     ASSERT_EQ(positions(s).size(), 1u);
@@ -329,6 +330,7 @@ TEST(SstSearch, SisWithAThresholdFindsCartersDisjointCollection) {
   o.sis_threshold = 0.99;
   r = sufficient_subset_search("sis", *model, x, 0, o);
   EXPECT_TRUE(r.collection.empty());
+  EXPECT_TRUE(r.no_sis);
   EXPECT_EQ(r.subset.sum().item<int64_t>(), 6);
   // The argmax criterion (salient's): one feature, no collection.
   o.sis_criterion = "argmax";

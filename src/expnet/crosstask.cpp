@@ -388,7 +388,6 @@ nlohmann::json run_cross_task(const CrossTaskOptions& o) {
   if (dist::is_root()) {
     make_dirs(units_dir);
     remove_stale_temporaries(o.out_dir);
-    remove_stale_temporaries(units_dir);
     if (!file_exists(settings_path)) write_file_atomic(settings_path, settings.dump(2) + "\n");
   }  // the other ranks use units_dir only after run_claimed_units' barrier
 

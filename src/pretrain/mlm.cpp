@@ -352,7 +352,10 @@ PretrainResult pretrain_mlm(const PretrainOptions& o) {
   WordPieceTokenizer tok = WordPieceTokenizer::from_path(o.vocab);
   std::vector<std::string> texts = read_corpus(o.corpus);
   const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
-  if (o.resume && dist::is_root()) recover_dir(ckpt);
+  if (o.resume && dist::is_root()) {
+    recover_dir(ckpt);
+    remove_stale_temporaries(o.output_dir);  // files a killed run was writing
+  }
   dist::barrier();
   const bool resuming = o.resume && file_exists(state_path);
   nlohmann::json state;

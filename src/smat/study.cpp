@@ -261,8 +261,7 @@ nlohmann::json run_study(const StudyOptions& o) {
   o.validate();
   make_dirs(join_path(o.out_dir, "runs"));
   make_dirs(join_path(o.out_dir, "explainers"));
-  if (dist::is_root())  // the other ranks write only after the barrier below
-    for (const char* sub : {"", "runs", "explainers"}) remove_stale_temporaries(join_path(o.out_dir, sub));
+  if (dist::is_root()) remove_stale_temporaries(o.out_dir);  // the other ranks write only after the barrier below
   // A study directory holds one configuration: resuming with other settings would mix results.
   const nlohmann::json settings = {{"setup", setup_json(o.setup)},
                                    {"student", student_json(o.student)},

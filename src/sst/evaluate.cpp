@@ -44,25 +44,26 @@ void SstEvalOptions::validate() const {
   if (data.empty()) fail("--data: a dataset spec is needed");
   if (out_dir.empty()) fail("--out: an output directory is needed");
   search.validate();
-  fill.validate("");
+  fill.validate("", true);  // the robust check always runs
 }
 
 nlohmann::json SstEvalRow::to_json() const {
   return {{"method", method}, {"model", model}, {"accuracy", accuracy}, {"explained", explained},
           {"timed_out", timed_out}, {"size_percent", size}, {"size_percent_std", size_std},
           {"seconds_per_explanation", seconds}, {"faithful_baseline", baseline},
-          {"faithful_probabilistic", probabilistic}, {"faithful_robust", robust}};
+          {"faithful_probabilistic", probabilistic}, {"faithful_robust", robust}, {"no_subset", no_subset}};
 }
 
 std::string sst_table_markdown(const std::vector<SstEvalRow>& rows) {
   Table t({"method", "model", "accuracy %", "size % (± std)", "time / explanation", "time-outs %",
            "faithful: baseline %", "probabilistic %", "robust %", "explained"});
   for (const auto& r : rows) {
-    const double finished = static_cast<double>(r.explained - r.timed_out);
+    const double finished = static_cast<double>(r.explained - r.timed_out - r.no_subset);
     t.add_row({r.method, r.model, fmt::format("{:.2f}", 100 * r.accuracy),
                finished > 0 ? fmt::format("{:.2f} ± {:.2f}", r.size, r.size_std) : "—",
                finished > 0 ? (r.seconds < 0.1 ? fmt::format("{:.2f} ms", 1e3 * r.seconds) : fmt::format("{:.2f} s", r.seconds)) : "—",
-               fmt::format("{:.1f}", r.explained ? 100.0 * r.timed_out / r.explained : 0.0),
+               fmt::format("{:.1f}{}", r.explained ? 100.0 * r.timed_out / r.explained : 0.0,
+                           r.no_subset ? fmt::format(" ({} without a SIS)", r.no_subset) : ""),
                finished > 0 ? fmt::format("{:.1f}", r.baseline) : "—",
                finished > 0 ? fmt::format("{:.1f}", r.probabilistic) : "—",
                finished > 0 ? fmt::format("{:.1f}", r.robust) : "—", std::to_string(r.explained)});
@@ -134,7 +135,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
   make_dirs(o.out_dir);
   if (dist::is_root()) remove_stale_temporaries(o.out_dir);  // a killed run's; live writers are kept
   // A run directory holds one configuration: resuming with other settings would mix results.
-  const nlohmann::json run = {{"sst_model", o.sst_model}, {"standard_model", o.standard_model}, {"data", o.data},
+  nlohmann::json run = {{"sst_model", o.sst_model}, {"standard_model", o.standard_model}, {"data", o.data},
                               {"limit", o.limit}, {"samples", o.samples}, {"seed", o.seed},
                               {"time_limit", o.search.time_limit}, {"ranking", o.search.ranking},
                               {"max_length", o.max_length},
@@ -144,8 +145,9 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
                                           {"init_samples", o.search.init_samples}, {"batch_samples", o.search.batch_samples},
                                           {"max_samples", o.search.max_samples},
                                           {"coverage_samples", o.search.coverage_samples},
-                                          {"sis_criterion", o.search.sis_criterion}, {"sis_threshold", o.search.sis_threshold}}},
+                                          {"sis_criterion", o.search.sis_criterion}}},
                               {"fill", o.fill.to_json()}};
+  if (o.search.sis_criterion == "threshold") run["search"]["sis_threshold"] = o.search.sis_threshold;
   const std::string run_path = join_path(o.out_dir, "run.json");
   if (file_exists(run_path)) {
     nlohmann::json before = parse_json_file(run_path);
@@ -198,11 +200,15 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         rec["timed_out"] = r.timed_out;
         rec["forward_rows"] = r.forward_rows;
         subset = r.subset;
+        if (!r.complete) rec["complete"] = false;  // the time ran out after a subset was found
         if (method == "sis" && o.search.sis_criterion == "threshold") {
           nlohmann::json sets = nlohmann::json::array();
           for (const torch::Tensor& s : r.collection) sets.push_back(subset_positions(s));
-          rec["sis_collection"] = sets;  // empty: the whole input is below the threshold
-          rec["collection_complete"] = r.collection_complete;
+          rec["sis_collection"] = sets;
+          if (r.no_sis) {  // the whole input is below the threshold: no SIS, left out of the means
+            rec["no_sis"] = true;
+            subset = torch::Tensor();
+          }
         }
       }
       if (subset.defined()) {
@@ -269,6 +275,10 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
       ++row.explained;
       if (r.at("timed_out").get<bool>()) {
         ++row.timed_out;
+        continue;
+      }
+      if (r.value("no_sis", false)) {
+        ++row.no_subset;
         continue;
       }
       sizes.push_back(r.at("size_percent"));

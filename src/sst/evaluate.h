@@ -38,6 +38,7 @@ struct SstEvalRow {
   double size = 0, size_std = 0;  // % of features, over the examples that finished
   double seconds = 0;             // mean per explanation (finished ones)
   double baseline = 0, probabilistic = 0, robust = 0;  // % faithful
+  int64_t no_subset = 0;  // sis with the threshold criterion: inputs below it (no SIS), not in the means
   nlohmann::json to_json() const;
 };
 

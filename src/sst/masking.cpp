@@ -39,8 +39,9 @@ nlohmann::json FillOptions::to_json() const {
           {"noise", noise_fill_name(noise)}};
 }
 
-void FillOptions::validate(const std::string& who) const {
+void FillOptions::validate(const std::string& who, bool robust) const {
   if (!(epsilon > 0 && epsilon <= 1)) fail("{}--epsilon: must be in (0, 1], got {}", who, epsilon);
+  if (!robust) return;
   if (!(step > 0 && step <= 1)) fail("{}--pgd-step: must be in (0, 1], got {}", who, step);
   if (steps < 1) fail("{}--pgd-steps: must be at least 1, got {}", who, steps);
 }

@@ -43,7 +43,7 @@ struct FillOptions {
   int steps = 10;         // images: PGD steps; text: tokens flipped (one per step)
   bool random_start = true;
   NoiseFill noise = NoiseFill::Sax;
-  void validate(const std::string& who) const;
+  void validate(const std::string& who, bool robust) const;  // ε always; the PGD steps when `robust`
   nlohmann::json to_json() const;
 };
 

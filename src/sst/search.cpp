@@ -152,15 +152,17 @@ void sis(Oracle& oracle, const SearchOptions& o, SearchResult& r) {
     }
   } catch (const Timeout&) {
     if (r.collection.empty()) throw;
-    r.collection_complete = false;
+    r.complete = false;
   }
-  // The whole input below the threshold has no SIS; it is reported as the subset, flagged by an
-  // empty collection.
-  r.subset = r.collection.empty() ? oracle.keep_row(subset_positions(oracle.x().features[0])) : r.collection.front();
+  // The whole input below the threshold has no SIS; it is reported as the subset, flagged.
+  r.no_sis = r.collection.empty();
+  r.subset = r.no_sis ? oracle.keep_row(subset_positions(oracle.x().features[0])) : r.collection.front();
 }
 
-// Anchors with KL-LUCB (Kaufmann & Kalyanakrishnan 2013), as anchor_base.py runs it.
-torch::Tensor anchors(Oracle& oracle, const SearchOptions& o) {
+// Anchors with KL-LUCB (Kaufmann & Kalyanakrishnan 2013), as anchor_base.py's anchor_beam runs it.
+// Returns the chosen anchor's keep row; a time-out after an anchor passed returns that anchor with
+// `complete` cleared (larger sets that might cover more were not all tried).
+torch::Tensor anchors(Oracle& oracle, const SearchOptions& o, bool& complete) {
   struct Candidate {
     std::vector<int64_t> set;  // sorted positions
     double coverage = 0;
@@ -169,25 +171,14 @@ torch::Tensor anchors(Oracle& oracle, const SearchOptions& o) {
   };
   const std::vector<int64_t> features = subset_positions(oracle.x().features[0]);
   const int64_t nf = static_cast<int64_t>(features.size());
-  // anchor_base's coverage: the share of draws from the perturbation distribution (each feature
-  // kept with probability 1/2) that keep every feature of the set; fixed draws, so a superset
-  // never covers more.
-  auto coverage_gen = at::detail::createCPUGenerator(o.seed ^ 0x9e3779b97f4a7c15ULL);
-  const torch::Tensor drawn = torch::rand({o.coverage_samples, nf}, coverage_gen).lt(0.5);
-  auto coverage = [&](const std::vector<int64_t>& set) {
-    torch::Tensor all = torch::ones({o.coverage_samples}, torch::kBool);
-    for (int64_t p : set)
-      all.logical_and_(drawn.select(1, std::lower_bound(features.begin(), features.end(), p) - features.begin()));
-    return all.to(torch::kFloat64).mean().item<double>();
-  };
-  std::vector<int64_t> best;
-  double best_coverage = -1;
   int64_t round = 1;
-  auto level = [&](double n_candidates) {  // anchor_base.compute_beta
+  auto level = [&](double n_candidates) {  // anchor_base.compute_beta, for KL-LUCB's rounds
     const double alpha = 1.1, k = 405.5;
     const double t = std::log(k * n_candidates * std::pow(static_cast<double>(round), alpha) / o.delta);
     return t + std::log(t);
   };
+  // anchor_beam's confidence level for accepting a set: log((1 + (B − 1)·features) / δ).
+  const double accept_level = std::log((1.0 + static_cast<double>(o.beam - 1) * static_cast<double>(nf)) / o.delta);
   auto sample = [&](std::vector<Candidate>& cs, const std::vector<size_t>& which, int64_t per) {
     std::vector<torch::Tensor> keeps;
     for (size_t c : which) {
@@ -201,70 +192,96 @@ torch::Tensor anchors(Oracle& oracle, const SearchOptions& o) {
     }
     ++round;
   };
-  std::vector<std::vector<int64_t>> beam = {{}};
-  for (int64_t size = 1; size <= nf; ++size) {
-    std::set<std::vector<int64_t>> seen;
-    std::vector<Candidate> cs;
-    for (const auto& a : beam)
-      for (int64_t f : features) {
-        if (std::binary_search(a.begin(), a.end(), f)) continue;
-        std::vector<int64_t> s = a;
-        s.insert(std::upper_bound(s.begin(), s.end(), f), f);
-        if (!seen.insert(s).second) continue;
-        const double c = coverage(s);
-        if (c > best_coverage) cs.push_back({s, c});  // only a set that could cover more is tried
-      }
-    if (cs.empty()) break;
-    std::vector<size_t> all(cs.size());
-    std::iota(all.begin(), all.end(), 0);
-    sample(cs, all, o.init_samples);
-    const double nc = static_cast<double>(cs.size());
-    const size_t b = std::min<size_t>(o.beam, cs.size());
-    std::vector<size_t> top;
-    while (true) {  // KL-LUCB: separate the b best means from the rest with tolerance ε
-      std::vector<size_t> order = all;
-      std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) { return cs[i].mean() > cs[j].mean(); });
-      top.assign(order.begin(), order.begin() + b);
-      if (b == cs.size()) break;
-      const double lv = level(nc);
-      size_t lt = top[0], ut = order[b];
-      double lb_min = 2, ub_max = -1;
-      for (size_t i = 0; i < order.size(); ++i) {
-        const auto& c = cs[order[i]];
-        if (i < b) {
-          const double lb = kl_lower_bound(c.mean(), lv / c.n);
-          if (lb < lb_min) lb_min = lb, lt = order[i];
-        } else {
-          const double ub = kl_upper_bound(c.mean(), lv / c.n);
-          if (ub > ub_max) ub_max = ub, ut = order[i];
+  auto passes = [&](const Candidate& c, double level_) {
+    return c.mean() >= o.precision && kl_lower_bound(c.mean(), level_ / c.n) > o.precision - o.epsilon_stop;
+  };
+  // anchor_base's coverage: the share of draws from the perturbation distribution (each feature
+  // kept with probability 1/2) that keep every feature of the set; fixed draws, so a superset
+  // never covers more. Row j of `drawn` is feature j's draws.
+  auto coverage_gen = at::detail::createCPUGenerator(o.seed ^ 0x9e3779b97f4a7c15ULL);
+  const torch::Tensor drawn = torch::rand({nf, o.coverage_samples}, coverage_gen).lt(0.5);
+  auto coverage = [&](const std::vector<int64_t>& set) {
+    oracle.check_clock();
+    torch::Tensor all = torch::ones({o.coverage_samples}, torch::kBool);
+    for (int64_t p : set) all.logical_and_(drawn[std::lower_bound(features.begin(), features.end(), p) - features.begin()]);
+    return all.to(torch::kFloat64).mean().item<double>();
+  };
+  std::vector<int64_t> best;
+  double best_coverage = -1;
+  try {
+    // The empty anchor first: when the prediction survives the fill of every feature, it is the
+    // answer (coverage 1), at confidence log(1/δ) as anchor_base tests it.
+    std::vector<Candidate> empty = {{{}, 1.0}};
+    sample(empty, {0}, o.init_samples);
+    if (empty[0].mean() > o.precision && passes(empty[0], std::log(1.0 / o.delta))) return oracle.keep_row({});
+    std::vector<std::vector<int64_t>> beam = {{}};
+    for (int64_t size = 1; size <= nf; ++size) {
+      std::set<std::vector<int64_t>> seen;
+      std::vector<Candidate> cs;
+      for (const auto& a : beam)
+        for (int64_t f : features) {
+          if (std::binary_search(a.begin(), a.end(), f)) continue;
+          std::vector<int64_t> s = a;
+          s.insert(std::upper_bound(s.begin(), s.end(), f), f);
+          if (!seen.insert(s).second) continue;
+          const double c = coverage(s);
+          if (c > best_coverage) cs.push_back({s, c});  // only a set that could cover more is tried
         }
+      if (cs.empty()) break;
+      std::vector<size_t> all(cs.size());
+      std::iota(all.begin(), all.end(), 0);
+      sample(cs, all, o.init_samples);
+      const double nc = static_cast<double>(cs.size());
+      const size_t b = std::min<size_t>(o.beam, cs.size());
+      std::vector<size_t> top;
+      while (true) {  // KL-LUCB: separate the b best means from the rest with tolerance ε
+        std::vector<size_t> order = all;
+        std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) { return cs[i].mean() > cs[j].mean(); });
+        top.assign(order.begin(), order.begin() + b);
+        if (b == cs.size()) break;
+        const double lv = level(nc);
+        size_t lt = top[0], ut = order[b];
+        double lb_min = 2, ub_max = -1;
+        for (size_t i = 0; i < order.size(); ++i) {
+          const auto& c = cs[order[i]];
+          if (i < b) {
+            const double lb = kl_lower_bound(c.mean(), lv / c.n);
+            if (lb < lb_min) lb_min = lb, lt = order[i];
+          } else {
+            const double ub = kl_upper_bound(c.mean(), lv / c.n);
+            if (ub > ub_max) ub_max = ub, ut = order[i];
+          }
+        }
+        if (ub_max - lb_min <= o.lucb_epsilon) break;
+        std::vector<size_t> more;
+        if (cs[lt].n < o.max_samples) more.push_back(lt);
+        if (cs[ut].n < o.max_samples) more.push_back(ut);
+        if (more.empty()) break;
+        sample(cs, more, o.batch_samples);
       }
-      if (ub_max - lb_min <= o.lucb_epsilon) break;
-      std::vector<size_t> more;
-      if (cs[lt].n < o.max_samples) more.push_back(lt);
-      if (cs[ut].n < o.max_samples) more.push_back(ut);
-      if (more.empty()) break;
-      sample(cs, more, o.batch_samples);
+      beam.clear();
+      for (size_t c : top) {  // anchor_beam: sample until the precision is decided, then test it
+        const double thr = o.precision;
+        while (cs[c].n < o.max_samples) {
+          const double m = cs[c].mean();
+          const double lb = kl_lower_bound(m, accept_level / cs[c].n), ub = kl_upper_bound(m, accept_level / cs[c].n);
+          if (!((m >= thr && lb < thr - o.epsilon_stop) || (m < thr && ub >= thr + o.epsilon_stop))) break;
+          sample(cs, {c}, o.batch_samples);
+        }
+        if (passes(cs[c], accept_level) && cs[c].coverage > best_coverage) {
+          best = cs[c].set;
+          best_coverage = cs[c].coverage;
+        }
+        beam.push_back(cs[c].set);
+      }
+      if (best_coverage >= 1) break;  // nothing covers more
     }
-    beam.clear();
-    for (size_t c : top) {  // anchor_base: sample until the precision is decided, then test it
-      const double thr = o.precision;
-      while (cs[c].n < o.max_samples) {
-        const double lv = level(nc), m = cs[c].mean();
-        const double lb = kl_lower_bound(m, lv / cs[c].n), ub = kl_upper_bound(m, lv / cs[c].n);
-        if (!((m >= thr && lb < thr - o.epsilon_stop) || (m < thr && ub >= thr + o.epsilon_stop))) break;
-        sample(cs, {c}, o.batch_samples);
-      }
-      const double lb = kl_lower_bound(cs[c].mean(), level(nc) / cs[c].n);
-      if (cs[c].mean() >= thr && lb > thr - o.epsilon_stop && cs[c].coverage > best_coverage) {
-        best = cs[c].set;
-        best_coverage = cs[c].coverage;
-      }
-      beam.push_back(cs[c].set);
-    }
-    if (best_coverage >= 1) break;  // nothing covers more
+  } catch (const Timeout&) {
+    if (best_coverage < 0) throw;
+    complete = false;
   }
-  // None passed: the whole input (whose completions are all the input itself).
+  // None passed (only possible when sets stopped being tried): the whole input, whose completions
+  // are all the input itself.
   return oracle.keep_row(best_coverage >= 0 ? best : features);
 }
 
@@ -336,7 +353,7 @@ SearchResult sufficient_subset_search(const std::string& method, const SstModel&
   SearchResult r;
   try {
     if (method == "sis") sis(oracle, o, r);
-    else if (method == "anchors") r.subset = anchors(oracle, o);
+    else if (method == "anchors") r.subset = anchors(oracle, o, r.complete);
     else if (method == "gradient") r.subset = gradient_search(oracle, o);
     else fail("--methods: unknown search '{}' (sst, sis, anchors, gradient)", method);
   } catch (const Timeout&) {

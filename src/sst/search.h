@@ -16,10 +16,12 @@
 //             keep the prediction; KL-LUCB picks the beam with confidence 1 − δ. A set passes when
 //             its precision is ≥ the threshold with its lower bound above threshold − ε_stop; of
 //             the sets that pass, the one with the highest coverage is returned, and larger sets
-//             are tried only while they can cover more (anchor_base.py's anchor_beam). Coverage
-//             is the share of `coverage_samples` draws of Anchors' perturbation distribution (each
-//             feature kept with probability 1/2, as anchor_text and anchor_image perturb) that
-//             keep the whole set.
+//             are tried only while they can cover more; the empty anchor is tried first
+//             (anchor_base.py's anchor_beam, its confidence levels included). Coverage is the share
+//             of `coverage_samples` draws of Anchors' perturbation distribution (each feature kept
+//             with probability 1/2, as anchor_text and anchor_image perturb) that keep the whole
+//             set. Precision, unlike anchor_base's, fills the whole complement: it is the
+//             probabilistic sufficiency the SST table checks.
 //   gradient  a ranking by integrated gradients of the explained logit along the path from the
 //             baseline completion to the input (or the plain gradient, `ranking`), then a binary
 //             search for the smallest top-k whose baseline completion keeps the prediction
@@ -57,10 +59,12 @@ struct SearchOptions {
 struct SearchResult {
   torch::Tensor subset;  // bool [F]; undefined when timed out
   // sis with the threshold criterion: every SIS found, in order (the first is `subset`); empty
-  // when the whole input is below the threshold (then `subset` is the whole input), cut short
-  // when the time ran out after the first (`collection_complete` false).
+  // when the whole input is below the threshold (`no_sis`: then `subset` is the whole input).
   std::vector<torch::Tensor> collection;
-  bool collection_complete = true;
+  bool no_sis = false;
+  // false when the time ran out after a subset was found: sis's collection was cut short, or
+  // anchors had larger sets left that might cover more than the anchor returned.
+  bool complete = true;
   bool timed_out = false;
   double seconds = 0;
   int64_t forward_rows = 0;  // inputs evaluated

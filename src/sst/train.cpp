@@ -21,7 +21,7 @@ void SstObjective::validate() const {
   if (!std::isfinite(lambda) || lambda < 0) fail("--lambda: must be a finite number ≥ 0, got {}", lambda);
   if (!std::isfinite(xi) || xi < 0) fail("--xi: must be a finite number ≥ 0, got {}", xi);
   if (!(tau > 0 && tau < 1)) fail("--tau: must be in (0, 1), got {}", tau);
-  if (kind == MaskKind::Robust || kind == MaskKind::Probabilistic) fill.validate("");
+  if (kind == MaskKind::Robust || kind == MaskKind::Probabilistic) fill.validate("", kind == MaskKind::Robust);
 }
 
 nlohmann::json SstObjective::to_json() const {
@@ -175,7 +175,10 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
   if (image != is_image_spec(o.dev_data)) fail("--dev: '{}' and --train '{}' are of different modalities", o.dev_data, o.train_data);
   const std::string last_dir = join_path(o.output_dir, "last");
   const std::string state_path = join_path(last_dir, "trainer_state.json");
-  if (o.resume) recover_dir(last_dir);
+  if (o.resume) {
+    recover_dir(last_dir);
+    remove_stale_temporaries(o.output_dir);  // files a killed run was writing
+  }
   const bool resuming = o.resume && file_exists(state_path);
 
   std::unique_ptr<SstModel> model;
@@ -203,6 +206,14 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
   int start_epoch = 1, bad_epochs = 0;
   double best_loss = std::numeric_limits<double>::infinity();
   if (resuming) {
+    // The objective must be the one the run started with (e.g. --noise's default changed once).
+    const std::string saved_path = join_path(last_dir, "sst.json");
+    if (file_exists(saved_path)) {
+      const nlohmann::json saved = parse_json_file(saved_path).value("objective", nlohmann::json::object());
+      if (saved != o.objective.to_json())
+        fail("--resume: '{}' was trained with another objective ({}; {}); use another --out", o.output_dir,
+             differing_keys(saved, o.objective.to_json()), saved_path);
+    }
     nlohmann::json st = parse_json_file(state_path);
     start_epoch = st.at("epoch").get<int>() + 1;
     bad_epochs = st.at("bad_epochs").get<int>();

@@ -393,7 +393,10 @@ TrainResult train_classifier(const TrainOptions& o_in) {
 
   const std::string ckpt_dir = join_path(o.output_dir, "checkpoint");
   const std::string state_path = join_path(ckpt_dir, "trainer_state.json");
-  if (o.resume && dist::is_root()) recover_dir(ckpt_dir);
+  if (o.resume && dist::is_root()) {
+    recover_dir(ckpt_dir);
+    remove_stale_temporaries(o.output_dir);  // files a killed run was writing
+  }
   dist::barrier();
   const bool resuming = o.resume && file_exists(state_path);
 

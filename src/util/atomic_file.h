@@ -1,5 +1,6 @@
 #pragma once
-// A file written as a stream and put in place whole: the bytes go to PATH.tmp.<pid> as they come,
+// A file written as a stream and put in place whole: the bytes go to a temporary beside PATH
+// (temporary_path: PATH.salient-tmp.<host>.<pid>) as they come,
 // and commit() syncs them, renames the temporary onto PATH and syncs the directory. A file that
 // is never committed (an error, an exception) is removed, so PATH holds its old content or the
 // complete new one, never part of it. write_file_atomic is this for a file already in memory.
@@ -7,6 +8,9 @@
 #include <string>
 
 namespace salient {
+
+// Where an AtomicFile of this process writes `path` before the rename.
+std::string temporary_path(const std::string& path);
 
 class AtomicFile {
  public:

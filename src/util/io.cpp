@@ -85,7 +85,7 @@ std::string read_gzip_file(const std::string& path) {
   return out;
 }
 
-// Via `path.tmp.<pid>` and rename(2): a reader (or a crash) sees the old file or the new one, never
+// Via temporary_path(path) and rename(2): a reader (or a crash) sees the old file or the new one, never
 // a part. The data is fsync'ed before the rename and the directory after it, so a file this
 // returned from survives a power loss too. A failed write (a full disk) is a one-line error naming
 // `path`; the old file stays and no temporary is left.
@@ -111,7 +111,25 @@ void rename_or_fail(const std::string& from, const std::string& to) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(const std::string& path) : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())) {
+namespace {
+
+// ".salient-tmp.<host>." : what every temporary of this host is named with, before the pid.
+const std::string& temporary_marker() {
+  static const std::string marker = [] {
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
+    for (char* c = host; *c; ++c)
+      if (*c == '/') *c = '_';
+    return std::string(".salient-tmp.") + host + ".";
+  }();
+  return marker;
+}
+
+}  // namespace
+
+std::string temporary_path(const std::string& path) { return path + temporary_marker() + std::to_string(::getpid()); }
+
+AtomicFile::AtomicFile(const std::string& path) : path_(path), tmp_(temporary_path(path)) {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) fail("{}: cannot write ({})", path_, std::strerror(errno));
 }
@@ -157,16 +175,25 @@ void AtomicFile::commit() {
 
 void remove_stale_temporaries(const std::string& dir) {
   if (!dir_exists(dir)) return;
-  for (const std::string& name : list_files(dir)) {
-    const size_t mark = name.rfind(".tmp.");
-    if (mark == std::string::npos || mark + 5 == name.size()) continue;
-    const std::string pid = name.substr(mark + 5);
-    if (!std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }) || pid.size() > 9) continue;
-    // kill(pid, 0) fails with ESRCH only when no such process exists.
+  const std::string& marker = temporary_marker();
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    const std::string name = it->path().filename().string();
+    const size_t mark = name.rfind(marker);
+    if (mark == std::string::npos) continue;
+    const std::string pid = name.substr(mark + marker.size());
+    if (pid.empty() || pid.size() > 9 || !std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    // kill(pid, 0) fails with ESRCH only when no such process exists (EPERM: it runs, as another user).
     if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
-    const std::string path = join_path(dir, name);
-    if (std::remove(path.c_str()) != 0 && errno != ENOENT) fail("{}: cannot remove ({})", path, std::strerror(errno));
+    stale.push_back(it->path().string());
   }
+  if (ec) fail("{}: cannot list ({})", dir, ec.message());
+  for (const std::string& path : stale)
+    if (std::remove(path.c_str()) != 0 && errno != ENOENT) fail("{}: cannot remove ({})", path, std::strerror(errno));
 }
 
 StagedDir::StagedDir(const std::string& dir) : dir_(dir), staging_(dir + ".new") {
@@ -190,8 +217,6 @@ void recover_dir(const std::string& dir) {
   if (!dir_exists(dir) && dir_exists(old)) rename_or_fail(old, dir);
   remove_tree(old);
   remove_tree(dir + ".new");
-  // Files the run writes beside its checkpoint (its output folder) may have been cut mid-write too.
-  remove_stale_temporaries(std::filesystem::path(dir).parent_path().string());
 }
 
 void write_file_atomic(const std::string& path, const void* data, size_t size) {

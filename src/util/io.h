@@ -20,12 +20,13 @@ std::vector<std::string> list_files(const std::string& dir);
 // Read a gzip file (or a plain one: gzread passes plain files through).
 std::string read_gzip_file(const std::string& path);
 
-// Writes `data` to `path` via `path.tmp.<pid>` and rename(2).
+// Writes `data` to `path` via a temporary (temporary_path) and rename(2).
 void write_file_atomic(const std::string& path, const std::string& data);
 void write_file_atomic(const std::string& path, const void* data, size_t size);
-// Removes the temporaries (NAME.tmp.<pid>) a killed write left directly in `dir`, where no process
-// of that pid runs on this machine: a resumed run starts from its finished files only. Call it
-// before any other rank writes there (rank 0, before a barrier). A missing `dir` is no error.
+// Removes the temporaries a killed write left in `dir` and its subfolders: those of this host
+// (NAME.salient-tmp.<host>.<pid>) whose pid no longer runs here, so a resumed run starts from its
+// finished files only; another host's and a live writer's are kept. Call it before any other rank
+// writes there (rank 0, before a barrier). A missing `dir` is no error.
 void remove_stale_temporaries(const std::string& dir);
 
 // Parse JSON; errors name the file (and line for JSON-lines).

@@ -219,7 +219,10 @@ VitTrainResult train_vit(const VitTrainOptions& o) {
     fail("--dev: '{}' has other classes than --data '{}'", o.dev_data, o.train_data);
   const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
   const nlohmann::json settings = settings_json(o);
-  if (o.resume) recover_dir(ckpt);
+  if (o.resume) {
+    recover_dir(ckpt);
+    remove_stale_temporaries(o.output_dir);  // files a killed run was writing
+  }
   const bool resuming = o.resume && file_exists(state_path);
 
   Transformer model;
