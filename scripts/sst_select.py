@@ -30,6 +30,8 @@ def main():
                      "straight_through": o["straight_through"], "epoch": s["best_epoch"],
                      "val_accuracy": e["val_accuracy"], "val_faithfulness": e["val_faithfulness"], "val_size": e["val_size"],
                      "eligible": e["val_accuracy"] >= std["val_accuracy"] - 0.01})
+    # masking, then the hard threshold before straight-through, then ξ from large to small
+    rows.sort(key=lambda r: (r["masking"], r["straight_through"], -r["xi"], r["lambda"]))
     for kind in sorted({r["masking"] for r in rows}):
         cands = [r for r in rows if r["masking"] == kind and r["eligible"]]
         faithful = [r for r in cands if r["val_faithfulness"] >= 0.95]
