@@ -447,9 +447,11 @@ TEST(Simulation, StudentRunsAreDeterministicAndMetaTrainingMovesTheCoefficients)
   EXPECT_EQ(a.meta_steps, a.steps);
   EXPECT_GT((a.teacher_coefficient_logits - start).abs().max().item<double>(), 1e-6);
   // Simulability is the kept student's agreement with the teacher on `test`; the kept epoch is the
-  // first with the lowest validation loss, and training stops `patience` epochs after it.
+  // first with the lowest validation loss, and training stops `patience` + 1 epochs after it (the
+  // authors' `not_improved > patience`).
   StudentOptions none = o;
   none.explainer = TeacherExplainer::None;
+  none.select_by_accuracy = false;
   none.max_epochs = 40;
   none.patience = 2;
   Transformer kept;
@@ -467,7 +469,7 @@ TEST(Simulation, StudentRunsAreDeterministicAndMetaTrainingMovesTheCoefficients)
     }
   EXPECT_EQ(c.best_epoch, argmin);
   EXPECT_DOUBLE_EQ(c.valid_loss, lowest);
-  EXPECT_EQ(c.epochs, std::min(none.max_epochs, c.best_epoch + none.patience));
+  EXPECT_EQ(c.epochs, std::min(none.max_epochs, c.best_epoch + none.patience + 1));
   // By accuracy (the authors' rule): the first epoch with the highest validation simulability.
   none.select_by_accuracy = true;
   StudentRun d = run_student(student, 0, train, valid, test, none);
@@ -580,6 +582,27 @@ TEST(Study, QuantilesAndTheReportMarksRangesThatDoNotOverlapTheBaseline) {
   EXPECT_EQ(versus["saliency"], "overlap");
   const std::string md = read_file(join_path(dir, "report.md"));
   EXPECT_LT(md.find("| none |"), md.find("| saliency |"));  // the study's order, none first
+  // A SMaT run: its row is the student co-trained during meta-training (the authors' number), and
+  // the fresh student taught by the frozen coefficients is a row of its own, after it.
+  for (uint64_t s : {0, 9, 11}) {
+    nlohmann::json r = {{"explainer", "smat"}, {"size", 500}, {"seed", s},
+                        {"run", {{"simulability", 0.50}, {"student_step_seconds", 0.01}}},
+                        {"meta_run", {{"simulability", 0.80}, {"student_step_seconds", 0.01}, {"meta_step_seconds", 0.03}}},
+                        {"explainer_file", "explainers/smat.json"}};
+    write_file_atomic(join_path(dir, fmt::format("runs/smat_n500_s{}.json", s)), r.dump());
+  }
+  make_dirs(join_path(dir, "explainers"));
+  LearnedHeadExplainer learned;
+  learned.num_layers = 1, learned.num_heads = 2, learned.layers = {0};
+  learned.coefficient_logits = torch::zeros({2});
+  save_head_explainer(learned, join_path(dir, "explainers/smat.json"), {});
+  const nlohmann::json with_smat = report_study(dir);
+  std::map<std::string, double> median;
+  for (const auto& row : with_smat["rows"]) median[row["explainer"]] = row["median"];
+  EXPECT_DOUBLE_EQ(median["smat"], 0.80);
+  EXPECT_DOUBLE_EQ(median["smat_fresh_student"], 0.50);
+  const std::string md2 = read_file(join_path(dir, "report.md"));
+  EXPECT_LT(md2.find("| smat |"), md2.find("| smat_fresh_student |"));
   EXPECT_NE(md.find("▲"), std::string::npos);
   std::filesystem::remove_all(dir);
   EXPECT_NE(test::error_of([&] { report_study(dir); }).find("has no runs/"), std::string::npos);
@@ -1045,7 +1068,7 @@ TEST(SimulationImages, StudyCliRunsResumesAndDrawsTheLearnedExplainer) {
   auto first = test::run_salient(study);
   ASSERT_EQ(first.code, 0) << first.err;
   const nlohmann::json summary = parse_json_file(dir + "/study/summary.json");
-  EXPECT_EQ(summary.at("rows").size(), 7u);  // none, three gradient, two attention, smat
+  EXPECT_EQ(summary.at("rows").size(), 8u);  // none, three gradient, two attention, smat, smat_fresh_student
   for (const auto& row : summary.at("rows")) {
     const double v = row.at("median").get<double>();
     EXPECT_TRUE(v >= 0 && v <= 1) << row.dump();

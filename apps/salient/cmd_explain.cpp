@@ -285,7 +285,7 @@ struct BenchmarkArgs {
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
   MethodArgs m;
   SimulabilityOptions sim;
-  std::string sim_sizes = "500", sim_seeds = "0,9,11,30,69", sim_optimizer = "sgd", sim_early_stopping = "loss";
+  std::string sim_sizes = "500", sim_seeds = "0,9,11,30,69", sim_optimizer = "sgd", sim_early_stopping = "accuracy";
   double sim_beta = -1;  // not given: the paper's default for each method's family
   CLI::Option* sim_beta_option = nullptr;
   std::vector<CLI::Option*> sim_options;

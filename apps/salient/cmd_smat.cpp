@@ -42,11 +42,15 @@ void add_student_options(CLI::App* cmd, smat::StudentOptions& o, std::string& no
   cmd->add_option("--clip", o.clip_norm, "student gradient-norm clip (0 = off)");
   cmd->add_option("--weight-decay", o.weight_decay, "student weight decay");
   cmd->add_option("--batch-size", o.batch_size, "student batch size (also the meta step's validation batch)");
-  cmd->add_option("--patience", o.patience, "epochs without a better validation score before stopping");
+  cmd->add_option("--patience", o.patience,
+                  "stop once more than this many epochs passed without a better validation score (authors: 10 text, 5 image/regression)");
   cmd->add_option("--early-stopping", early_stopping,
-                  "validation score that keeps an epoch: loss (simulation cross-entropy, default) or accuracy (the authors' code)");
+                  "validation score that keeps an epoch: accuracy (simulability; Pearson r for regression: the authors' "
+                  "code, default) or loss (simulation cross-entropy, salient's earlier rule)");
   cmd->add_option("--max-epochs", o.max_epochs, "student epochs at most");
-  cmd->add_option("--meta-lr", o.meta_lr, "AdamW learning rate of the teacher's coefficients (SMaT)");
+  cmd->add_option("--meta-lr", o.meta_lr,
+                  "learning rate of the teacher's coefficients (SMaT; Adam without decay, gradients clipped to --clip, "
+                  "as the authors' code; paper: 5e-4 text, 2e-4 regression)");
 }
 
 void add_static_options(CLI::App* cmd, smat::StaticExplainerOptions& s) {
@@ -112,7 +116,7 @@ struct RunArgs {
   smat::SimulationSetup setup;
   smat::StudentOptions student;
   smat::StaticExplainerOptions statics;
-  std::string normalizer = "sparsemax", optimizer = "sgd", early_stopping = "loss", explainer = "smat", smat_file, out;
+  std::string normalizer = "sparsemax", optimizer = "sgd", early_stopping = "accuracy", explainer = "smat", smat_file, out;
   int64_t size = 500;
   uint64_t seed = 0;
 };
@@ -135,7 +139,7 @@ void run_evaluate(RunArgs& a) {
 
 struct StudyArgs {
   smat::StudyOptions o;
-  std::string normalizer = "sparsemax", optimizer = "sgd", early_stopping = "loss", sizes = "500,1000,2000", seeds = "0,9,11,30,69",
+  std::string normalizer = "sparsemax", optimizer = "sgd", early_stopping = "accuracy", sizes = "500,1000,2000", seeds = "0,9,11,30,69",
               explainers = "none,saliency,grad_x_input,ig,attention_all,attention_last,smat";
 };
 

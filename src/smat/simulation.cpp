@@ -401,7 +401,7 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
     teacher_coefficients = teacher_coefficients_in.detach().clone().to(s.model.device(), torch::kFloat32);
     if (meta_train) {
       teacher_coefficients.requires_grad_(true);
-      meta_optimizer = make_adamw({{"teacher.coefficients", teacher_coefficients}}, o.meta_lr, 0.01);
+      meta_optimizer = make_adamw({{"teacher.coefficients", teacher_coefficients}}, o.meta_lr, 0.0);
     }
   }
   const torch::Tensor no_coefficients;
@@ -454,7 +454,15 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
         meta_optimizer->zero_grad();
         torch::Tensor m = meta_loss(s, sb, vb, teacher_coefficients, o.normalizer, beta, optimizer);
         torch::Tensor g = torch::autograd::grad({m}, {teacher_coefficients}, {}, false, false, true)[0];
-        if (g.defined()) teacher_coefficients.mutable_grad() = g.detach();
+        if (g.defined()) {
+          g = g.detach();
+          // optax.clip_by_global_norm(clip) of the authors' metaoptimizer (one tensor: its own norm).
+          if (o.clip_norm > 0) {
+            const torch::Tensor norm = g.norm();
+            g = torch::where(norm < o.clip_norm, g, g * (o.clip_norm / norm));
+          }
+          teacher_coefficients.mutable_grad() = g;
+        }
         meta_optimizer->step();
         meta_seconds += seconds_since(t1);
         ++run.meta_steps;
@@ -480,7 +488,7 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
       for (const auto& [name, t] : s.model.weights()) best_weights[name] = t.detach().clone();
       best_student = s.coefficient_logits.detach().clone();
       if (smat) best_teacher = teacher_coefficients.detach().clone();
-    } else if (++since_best >= o.patience) {
+    } else if (++since_best > o.patience) {
       break;
     }
   }
