@@ -71,7 +71,7 @@ def main():
     if not runs:
         sys.exit(f"{root}: no evaluations under s*/paper or s*/ste")
     fills = sorted({(r.get("fill", {}).get("noise", "domain"), r.get("fill", r.get("attack", {})).get("epsilon", 0.12)) for r in runs})
-    limits = sorted({r["time_limit"] for r in runs})
+    limits = sorted({r["time_limit"] for r in runs if r.get("standard_model")})  # the post-hoc searches' runs
     print(f"Seeds: {', '.join(s.name[1:] for s in seeds)}. Mean ± std over seeds. Probabilistic fill: "
           + "; ".join(f"{n} (ε = {e:g})" for n, e in fills)
           + f". Post-hoc time limit: {', '.join(f'{t:g} s' for t in limits)} per example. "
