@@ -826,6 +826,7 @@ TEST(Plausibility, RowsAreDirectAurocsAndOraclesAreTheBestLayerAndHead) {
   o.data = data;
   o.out_dir = dir + "/out";
   o.smat_files = {dir + "/head12.json"};
+  o.unit = "token";
   const nlohmann::json out = run_plausibility(o);
   std::map<std::string, nlohmann::json> rows;
   for (const auto& r : out.at("rows")) rows[r.at("explainer").get<std::string>()] = r;
@@ -848,6 +849,37 @@ TEST(Plausibility, RowsAreDirectAurocsAndOraclesAreTheBestLayerAndHead) {
   }
   EXPECT_NEAR(rows.at("attention_all").at("auroc").get<double>(), expected, 1e-9);
   EXPECT_EQ(rows.at("attention_all").at("examples").get<int64_t>(), 3);  // the record without a rationale is left out
+  // Per word (the authors' Appendix A, the default): the pieces of a word summed, AUROC over words.
+  double expected_words = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const Encoding e = clf.encode(d.records[i].text);
+    const std::vector<int> g = project_rationale(d.records[i].text, e, d.records[i].rationale, "test");
+    HeadScores hs = head_scores(clf.model, make_batch(std::vector<Encoding>{e}, clf.tokenizer.pad_id()));
+    torch::Tensor mean = hs.scores[0].to(torch::kFloat64).mean(0);
+    std::map<int64_t, double> word_score;
+    std::map<int64_t, int> word_gold;
+    for (size_t t = 0; t < g.size(); ++t)
+      if (g[t] >= 0) {
+        word_score[e.word_ids[t]] += mean[static_cast<int64_t>(t)].item<double>();
+        word_gold[e.word_ids[t]] = std::max(word_gold[e.word_ids[t]], g[t]);
+      }
+    std::vector<double> s;
+    std::vector<int> gg;
+    for (const auto& [w, v] : word_score) s.push_back(v), gg.push_back(word_gold[w]);
+    expected_words += auroc(s, gg) / 3;
+  }
+  PlausibilityOptions per_word = o;
+  per_word.unit = "word";
+  per_word.out_dir = dir + "/out-words";
+  double words_auroc = -1;
+  const nlohmann::json words_out = run_plausibility(per_word);
+  EXPECT_EQ(words_out.at("unit"), "word");
+  for (const auto& r : words_out.at("rows"))
+    if (r.at("explainer").get<std::string>() == "attention_all") words_auroc = r.at("auroc").get<double>();
+  EXPECT_NEAR(words_auroc, expected_words, 1e-9);
+  PlausibilityOptions bad_unit = o;
+  bad_unit.unit = "sentence";
+  EXPECT_NE(test::error_of([&] { run_plausibility(bad_unit); }).find("--unit"), std::string::npos);
   // The one-head explainer is head 1.2; the oracles are the maxima over layers and heads.
   double best_head = -1, best_layer = -1, head12 = -1;
   for (const auto& h : out.at("heads")) {

@@ -212,6 +212,8 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
   plaus->add_option("--smat", pl.smat_files, "learned explainers (smat_explainer.json), each a row; repeatable");
   plaus->add_option("--limit", pl.limit, "the first N records with a rationale (0: all)");
   plaus->add_option("--max-length", pl.max_length, "tokens per text (0: the teacher's position table)");
+  plaus->add_option("--unit", pl.unit, "what is ranked: word (word pieces summed, the authors' Appendix A) or token")
+      ->capture_default_str();
   add_static_options(plaus, pl.statics);
   plaus->add_option("--out,-o,--output", pl.out_dir, "directory for plausibility.{md,csv,json}")->required();
   commands.push_back({plaus, [] {

@@ -25,15 +25,30 @@ struct Agreement {
   int64_t examples = 0;
 };
 
-Agreement agreement(const std::vector<std::vector<double>>& scores, const std::vector<std::vector<int>>& gold) {
+// With `words` (per example, the encoding), the labelled tokens are first summed into their words
+// (segment and word_ids): a word's score is the sum of its pieces', its label the max of theirs.
+Agreement agreement(const std::vector<std::vector<double>>& scores, const std::vector<std::vector<int>>& gold,
+                    const std::vector<Encoding>* words = nullptr) {
   std::vector<std::vector<double>> kept_scores(scores.size());
   std::vector<std::vector<int>> kept_gold(gold.size());
-  for (size_t i = 0; i < scores.size(); ++i)
-    for (size_t t = 0; t < gold[i].size(); ++t)
-      if (gold[i][t] >= 0) {
-        kept_scores[i].push_back(scores[i][t]);
-        kept_gold[i].push_back(gold[i][t]);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    std::map<std::pair<int64_t, int64_t>, size_t> word_slot;  // (segment, word) → its place in the kept lists
+    for (size_t t = 0; t < gold[i].size(); ++t) {
+      if (gold[i][t] < 0) continue;
+      if (words) {
+        const Encoding& e = (*words)[i];
+        const std::pair<int64_t, int64_t> key = {e.type_ids.at(t), e.word_ids.at(t)};
+        auto [it, fresh] = word_slot.emplace(key, kept_scores[i].size());
+        if (!fresh) {
+          kept_scores[i][it->second] += scores[i][t];
+          kept_gold[i][it->second] = std::max(kept_gold[i][it->second], gold[i][t]);
+          continue;
+        }
       }
+      kept_scores[i].push_back(scores[i][t]);
+      kept_gold[i].push_back(gold[i][t]);
+    }
+  }
   const PlausibilitySummary p = summarize_plausibility(kept_scores, kept_gold);
   if (p.auroc_examples == 0) fail("--data: no example has a rationale with both marked and unmarked tokens");
   return {p.auroc_mean, p.auprc_mean, p.auroc_examples};
@@ -57,6 +72,7 @@ void PlausibilityOptions::validate() const {
   if (out_dir.empty()) fail("--out: an output directory is required");
   if (limit < 0) fail("--limit: must be ≥ 0, got {}", limit);
   if (max_length < 0 || max_length == 1 || max_length == 2) fail("--max-length: must be 0 or ≥ 3, got {}", max_length);
+  if (unit != "word" && unit != "token") fail("--unit: expected word or token, got '{}'", unit);
 }
 
 nlohmann::json run_plausibility(const PlausibilityOptions& o) {
@@ -74,6 +90,7 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
     gold.push_back(project_rationale(r.text, encodings.back(), r.rationale, "--data " + o.data + " record " + r.id));
   }
   const std::vector<SimulationExample> examples = annotate(teacher, encodings);
+  const std::vector<Encoding>* by_word = o.unit == "word" ? &encodings : nullptr;
   const int64_t L = teacher.model.num_layers(), H = teacher.model.num_heads();
 
   struct Row {
@@ -86,7 +103,7 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
     const auto explained = with_explanations(teacher, examples, name, o.statics);
     std::vector<std::vector<double>> scores;
     for (const auto& ex : explained) scores.push_back(tensor_values(ex.explanation));
-    rows.push_back({name, "static", agreement(scores, gold)});
+    rows.push_back({name, "static", agreement(scores, gold, by_word)});
   }
   nlohmann::json learned_files = nlohmann::json::array();
   for (const std::string& file : o.smat_files) {
@@ -97,7 +114,7 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
     const torch::Tensor lambda = e.coefficients().to(torch::kFloat64);
     for (size_t k = 0; k < e.layers.size(); ++k)
       weights.slice(0, e.layers[k] * H, (e.layers[k] + 1) * H).copy_(lambda.slice(0, k * H, (k + 1) * H));
-    rows.push_back({"smat (" + file + ")", "learned", agreement(mixed(examples, weights), gold)});
+    rows.push_back({"smat (" + file + ")", "learned", agreement(mixed(examples, weights), gold, by_word)});
     learned_files.push_back(file);
   }
   if (o.smat_files.size() > 1) {
@@ -116,13 +133,13 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
   for (int64_t l = 0; l < L; ++l) {
     torch::Tensor w = torch::zeros({L * H}, torch::kFloat64);
     w.slice(0, l * H, (l + 1) * H).fill_(1.0 / static_cast<double>(H));
-    const Agreement a = agreement(mixed(examples, w), gold);
+    const Agreement a = agreement(mixed(examples, w), gold, by_word);
     per_layer.push_back({{"layer", l}, {"auroc", a.auroc}, {"auprc", a.auprc}});
     if (a.auroc > best_layer.a.auroc) best_layer = {fmt::format("oracle: best layer ({})", l), "oracle", a};
     for (int64_t h = 0; h < H; ++h) {
       torch::Tensor one = torch::zeros({L * H}, torch::kFloat64);
       one[l * H + h] = 1.0;
-      const Agreement b = agreement(mixed(examples, one), gold);
+      const Agreement b = agreement(mixed(examples, one), gold, by_word);
       per_head.push_back({{"layer", l}, {"head", h}, {"auroc", b.auroc}, {"auprc", b.auprc}});
       if (b.auroc > best_head.a.auroc) best_head = {fmt::format("oracle: best head ({}.{})", l, h), "oracle", b};
     }
@@ -138,13 +155,14 @@ nlohmann::json run_plausibility(const PlausibilityOptions& o) {
     json_rows.push_back({{"explainer", r.explainer}, {"kind", r.kind}, {"auroc", r.a.auroc}, {"auprc", r.a.auprc},
                          {"examples", r.a.examples}});
   }
-  const nlohmann::json out = {{"teacher", o.teacher},   {"data", o.data},          {"max_length", max_length},
+  const nlohmann::json out = {{"teacher", o.teacher},   {"data", o.data},          {"max_length", max_length}, {"unit", o.unit},
                               {"smat", learned_files},  {"rows", json_rows},       {"layers", per_layer},
                               {"heads", per_head}};
   make_dirs(o.out_dir);
   write_file_atomic(join_path(o.out_dir, "plausibility.md"),
-                    table.markdown() + "\nMean per-example AUROC / AUPRC of the token scores against the human rationale "
-                                       "(special tokens excluded). Oracle rows are chosen with these labels.\n");
+                    table.markdown() + "\nMean per-example AUROC / AUPRC of the " +
+                        (o.unit == "word" ? std::string("word scores (word pieces summed)") : std::string("token scores")) +
+                        " against the human rationale (special tokens excluded). Oracle rows are chosen with these labels.\n");
   write_file_atomic(join_path(o.out_dir, "plausibility.csv"), table.csv());
   write_file_atomic(join_path(o.out_dir, "plausibility.json"), out.dump(2) + "\n");
   return out;

@@ -21,6 +21,9 @@ struct PlausibilityOptions {
   std::vector<std::string> smat_files; // learned explainers (smat_explainer.json), each a row
   int64_t limit = 0;                   // first N records with a rationale; 0: all
   int64_t max_length = 0;              // 0: the teacher's position table
+  // What is ranked: "word" (the authors' Appendix A: a word's score is the sum of its word pieces',
+  // a word is marked when the rationale marks it; words as HF word_ids split them) or "token".
+  std::string unit = "word";
   StaticExplainerOptions statics;      // the gradient explainers as in the study
   void validate() const;
 };
