@@ -137,7 +137,8 @@ torch::Tensor find_sis(Oracle& oracle, std::vector<int64_t> remaining, const Sea
 // argmax: one SIS of the whole input. threshold: Carter et al.'s SIScollection, disjoint SISes
 // until what is left is not sufficient; the first is the subset.
 void sis(Oracle& oracle, const SearchOptions& o, SearchResult& r) {
-  std::vector<int64_t> remaining = subset_positions(oracle.x().features[0]);
+  const std::vector<int64_t> features = subset_positions(oracle.x().features[0]);
+  std::vector<int64_t> remaining = features;
   if (o.sis_criterion == "argmax") {
     r.subset = find_sis(oracle, remaining, o);
     return;
@@ -147,7 +148,8 @@ void sis(Oracle& oracle, const SearchOptions& o, SearchResult& r) {
       torch::Tensor s = find_sis(oracle, remaining, o);
       r.collection.push_back(s);
       if (!s.any().item<bool>()) break;  // the baseline alone suffices: masking it changes nothing
-      remaining.erase(std::remove_if(remaining.begin(), remaining.end(), [&](int64_t p) { return s[p].item<bool>(); }),
+      const auto in_sis = s.accessor<bool, 1>();
+      remaining.erase(std::remove_if(remaining.begin(), remaining.end(), [&](int64_t p) { return in_sis[p]; }),
                       remaining.end());
     }
   } catch (const Timeout&) {
@@ -156,7 +158,7 @@ void sis(Oracle& oracle, const SearchOptions& o, SearchResult& r) {
   }
   // The whole input below the threshold has no SIS; it is reported as the subset, flagged.
   r.no_sis = r.collection.empty();
-  r.subset = r.no_sis ? oracle.keep_row(subset_positions(oracle.x().features[0])) : r.collection.front();
+  r.subset = r.no_sis ? oracle.keep_row(features) : r.collection.front();
 }
 
 // Anchors with KL-LUCB (Kaufmann & Kalyanakrishnan 2013), as anchor_base.py's anchor_beam runs it.
