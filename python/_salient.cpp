@@ -205,6 +205,7 @@ const Setters<SmatOptions>& smat_setters() {
       {"max_epochs", [](O& o, const py::handle& v) { o.student.max_epochs = v.cast<int>(); }},
       {"meta_lr", [](O& o, const py::handle& v) { o.student.meta_lr = v.cast<double>(); }},
       {"ig_steps", [](O& o, const py::handle& v) { o.statics.ig_steps = v.cast<int64_t>(); }},
+      {"gradient_layer", [](O& o, const py::handle& v) { o.statics.gradient_layer = v.cast<std::string>(); }},
       {"saliency_temperature", [](O& o, const py::handle& v) { o.statics.saliency_temperature = v.cast<double>(); }},
       {"grad_x_input_temperature", [](O& o, const py::handle& v) { o.statics.grad_x_input_temperature = v.cast<double>(); }},
       {"ig_temperature", [](O& o, const py::handle& v) { o.statics.ig_temperature = v.cast<double>(); }},

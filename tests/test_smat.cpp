@@ -412,18 +412,44 @@ TEST(Simulation, AnnotationsAreTheTeachersPredictionsScoresAndStaticExplanations
     EXPECT_LT((last[i].explanation - direct).abs().max().item<double>(), 1e-5);
     EXPECT_NEAR(last[i].explanation.sum().item<double>(), 1.0, 1e-5);
   }
-  // Gradient explainers: softmax over the tokens of the registry's logit scores / temperature.
+  // Gradient explainers: softmax over the tokens of the registry's logit scores / temperature,
+  // taken at the embedding layer's output by default (the authors' hidden_states[0]), at the word
+  // embeddings with gradient_layer = word_embeddings.
   StaticExplainerOptions so;
   so.grad_x_input_temperature = 0.25;
-  const auto gx = with_explanations(clf, examples, TeacherExplainer::GradXInput, so);
-  ExplainOptions eo;
-  eo.output = ModelOutput::Logit;
-  const auto ref = make_explainer("grad_x_input")->explain(clf, ptrs, predicted, eo);
-  for (size_t i = 0; i < encs.size(); ++i) {
-    torch::Tensor expected = torch::softmax(torch::tensor(ref[i].scores, torch::kFloat64) / 0.25, 0);
-    EXPECT_LT((gx[i].explanation.to(torch::kFloat64) - expected).abs().max().item<double>(), 1e-5);
+  for (const std::string layer : {"embeddings", "word_embeddings"}) {
+    if (layer != "embeddings") so.gradient_layer = layer;
+    const auto gx = with_explanations(clf, examples, TeacherExplainer::GradXInput, so);
+    ExplainOptions eo;
+    eo.output = ModelOutput::Logit;
+    if (layer == "embeddings") eo.params = {{"layer", layer}};  // word_embeddings: the registry's default
+    const auto ref = make_explainer("grad_x_input")->explain(clf, ptrs, predicted, eo);
+    for (size_t i = 0; i < encs.size(); ++i) {
+      torch::Tensor expected = torch::softmax(torch::tensor(ref[i].scores, torch::kFloat64) / 0.25, 0);
+      EXPECT_LT((gx[i].explanation.to(torch::kFloat64) - expected).abs().max().item<double>(), 1e-5) << layer;
+    }
   }
+  so.gradient_layer = "output";
+  EXPECT_NE(test::error_of([&] { with_explanations(clf, examples, TeacherExplainer::None, so); }).find("--gradient-layer"),
+            std::string::npos);
   EXPECT_FALSE(with_explanations(clf, examples, TeacherExplainer::None)[0].explanation.defined());
+  // The authors' defaults by the teacher's kind: patience 10 for text, 5 for image and regression;
+  // meta learning rate 5e-4, 2e-4 for regression; an option given is kept.
+  StudentOptions defaults;
+  EXPECT_EQ(student_patience(defaults, examples), 10);
+  EXPECT_DOUBLE_EQ(meta_learning_rate(defaults, examples), 5e-4);
+  auto regression = examples;
+  regression[0].teacher_value = 0.5;
+  EXPECT_EQ(student_patience(defaults, regression), 5);
+  EXPECT_DOUBLE_EQ(meta_learning_rate(defaults, regression), 2e-4);
+  auto image = examples;
+  image[0].image = torch::zeros({4});
+  EXPECT_EQ(student_patience(defaults, image), 5);
+  EXPECT_DOUBLE_EQ(meta_learning_rate(defaults, image), 5e-4);
+  defaults.patience = 3;
+  defaults.meta_lr = 1e-3;
+  EXPECT_EQ(student_patience(defaults, regression), 3);
+  EXPECT_DOUBLE_EQ(meta_learning_rate(defaults, regression), 1e-3);
 }
 
 TEST(Simulation, StudentRunsAreDeterministicAndMetaTrainingMovesTheCoefficients) {

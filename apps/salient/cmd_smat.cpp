@@ -43,18 +43,22 @@ void add_student_options(CLI::App* cmd, smat::StudentOptions& o, std::string& no
   cmd->add_option("--weight-decay", o.weight_decay, "student weight decay");
   cmd->add_option("--batch-size", o.batch_size, "student batch size (also the meta step's validation batch)");
   cmd->add_option("--patience", o.patience,
-                  "stop once more than this many epochs passed without a better validation score (authors: 10 text, 5 image/regression)");
+                  "stop once more than this many epochs passed without a better validation score (default 0: the authors' "
+                  "10 for text, 5 for image and regression)");
   cmd->add_option("--early-stopping", early_stopping,
                   "validation score that keeps an epoch: accuracy (simulability; Pearson r for regression: the authors' "
                   "code, default) or loss (simulation cross-entropy, salient's earlier rule)");
   cmd->add_option("--max-epochs", o.max_epochs, "student epochs at most");
   cmd->add_option("--meta-lr", o.meta_lr,
                   "learning rate of the teacher's coefficients (SMaT; Adam without decay, gradients clipped to --clip, "
-                  "as the authors' code; paper: 5e-4 text, 2e-4 regression)");
+                  "as the authors' code; default 0: the paper's 5e-4, 2e-4 for regression)");
 }
 
 void add_static_options(CLI::App* cmd, smat::StaticExplainerOptions& s) {
   cmd->add_option("--ig-steps", s.ig_steps, "integration points of the ig teacher explainer");
+  cmd->add_option("--gradient-layer", s.gradient_layer,
+                  "where text teachers' saliency, grad_x_input and ig take the gradient: embeddings (the embedding "
+                  "layer's output, hidden_states[0], as the authors' code; default) or word_embeddings");
   cmd->add_option("--saliency-temperature", s.saliency_temperature, "softmax temperature of the saliency teacher explainer");
   cmd->add_option("--grad-x-input-temperature", s.grad_x_input_temperature, "softmax temperature of grad_x_input");
   cmd->add_option("--ig-temperature", s.ig_temperature, "softmax temperature of ig");

@@ -285,10 +285,12 @@ namespace explain {
 
 torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const torch::Tensor& types,
                          const torch::Tensor& mask, const torch::Tensor& inputs_embeds) {
-  const torch::Tensor& shape = inputs_embeds.defined() ? inputs_embeds : ids;
-  const int64_t B = shape.size(0), L = shape.size(1), last = m.num_layers() - 1;
+  return cls_logits_from_embedding_output(m, m.embed(ids, types, mask, inputs_embeds), mask);
+}
+
+torch::Tensor cls_logits_from_embedding_output(const Transformer& m, torch::Tensor h, const torch::Tensor& mask) {
+  const int64_t B = h.size(0), L = h.size(1), last = m.num_layers() - 1;
   torch::Tensor ext = m.extended_mask(mask, B, L);
-  torch::Tensor h = m.embed(ids, types, mask, inputs_embeds);
   if (m.pools_every_layer()) {  // the head reads every layer's states: no first-token shortcut
     std::vector<torch::Tensor> states{h};
     m.run_layers(0, h, ext, {}, &states);

@@ -34,6 +34,8 @@ int64_t start_layer(const ExplainOptions& o, size_t layers);
 // 2-layer model. Used by IG, saliency, gradient × input and all perturbation scoring.
 torch::Tensor cls_logits(const Transformer& m, const torch::Tensor& ids, const torch::Tensor& types,
                          const torch::Tensor& mask, const torch::Tensor& inputs_embeds = {});
+// The same from the embedding layer's output h [B, L, Hd] (HF's hidden_states[0]).
+torch::Tensor cls_logits_from_embedding_output(const Transformer& m, torch::Tensor h, const torch::Tensor& mask);
 
 // Attention rollout as Chefer et al.'s compute_rollout_attention: Â_l = map_l + I with rows
 // renormalised, multiplied from layer `start` upwards; returns the [CLS] rows [B, L].

@@ -213,6 +213,8 @@ std::vector<SimulationExample> with_image_explanations(const Transformer& teache
 
 std::vector<SimulationExample> with_explanations(const Classifier& teacher, std::vector<SimulationExample> out,
                                                  TeacherExplainer explainer, const StaticExplainerOptions& o) {
+  if (o.gradient_layer != "embeddings" && o.gradient_layer != "word_embeddings")
+    fail("--gradient-layer: must be embeddings or word_embeddings, got '{}'", o.gradient_layer);
   if (!out.empty() && out[0].image.defined()) return with_image_explanations(teacher.model, std::move(out), explainer, o);
   if (explainer == TeacherExplainer::Registered) fail("smat: a registered explainer is chosen by its name");
   for (auto& ex : out) ex.explanation = torch::Tensor();
@@ -224,7 +226,11 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
     ExplainOptions eo;
     eo.output = ModelOutput::Logit;  // the authors' gradient explainers differentiate the logit
     eo.internal_batch = o.internal_batch;
-    if (explainer == TeacherExplainer::IntegratedGradients) eo.params = {{"steps", o.ig_steps}, {"baseline", "zeros"}};
+    eo.params = {{"layer", o.gradient_layer}};
+    if (explainer == TeacherExplainer::IntegratedGradients) {
+      eo.params["steps"] = o.ig_steps;
+      eo.params["baseline"] = "zeros";
+    }
     const std::vector<Explanation> expl = explain_teacher_labels(teacher, out, method, eo);
     for (size_t i = 0; i < out.size(); ++i) out[i].explanation = token_distribution(expl[i].scores, temperature);
   }
@@ -301,13 +307,30 @@ SimulationBatch make_simulation_batch(const std::vector<SimulationExample>& exam
 
 void StudentOptions::validate() const {
   if (!(lr > 0) || !std::isfinite(lr)) fail("--lr: must be > 0, got {}", lr);
-  if (!(meta_lr > 0) || !std::isfinite(meta_lr)) fail("--meta-lr: must be > 0, got {}", meta_lr);
+  if (!(meta_lr >= 0) || !std::isfinite(meta_lr)) fail("--meta-lr: must be > 0 (0: the paper's), got {}", meta_lr);
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) fail("--clip: must be ≥ 0, got {}", clip_norm);
   if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) fail("--weight-decay: must be ≥ 0, got {}", weight_decay);
   if (batch_size < 1) fail("--batch-size: must be ≥ 1, got {}", batch_size);
-  if (patience < 1) fail("--patience: must be ≥ 1, got {}", patience);
+  if (patience < 0) fail("--patience: must be ≥ 1 (0: the paper's), got {}", patience);
   if (max_epochs < 1) fail("--max-epochs: must be ≥ 1, got {}", max_epochs);
   if (!std::isfinite(beta) || (beta < 0 && beta != -1)) fail("--beta: must be ≥ 0, got {}", beta);
+}
+
+namespace {
+bool regression_or_image(const std::vector<SimulationExample>& examples) {
+  if (examples.empty()) fail("smat: no examples");
+  return examples[0].teacher_value.has_value() || examples[0].image.defined();
+}
+}  // namespace
+
+int student_patience(const StudentOptions& o, const std::vector<SimulationExample>& examples) {
+  return o.patience > 0 ? o.patience : regression_or_image(examples) ? 5 : 10;
+}
+
+double meta_learning_rate(const StudentOptions& o, const std::vector<SimulationExample>& examples) {
+  if (o.meta_lr > 0) return o.meta_lr;
+  if (examples.empty()) fail("smat: no examples");
+  return examples[0].teacher_value.has_value() ? 2e-4 : 5e-4;
 }
 
 nlohmann::json StudentRun::to_json() const {
@@ -385,6 +408,7 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
   if (regression != (student_init.config().num_labels == 1))
     fail("smat: the student has {} outputs but the teacher is a {} model", student_init.config().num_labels,
          regression ? "regression (one-output)" : "classification");
+  const int patience = student_patience(o, train);
   const auto start = std::chrono::steady_clock::now();
 
   torch::manual_seed(o.seed);
@@ -401,7 +425,7 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
     teacher_coefficients = teacher_coefficients_in.detach().clone().to(s.model.device(), torch::kFloat32);
     if (meta_train) {
       teacher_coefficients.requires_grad_(true);
-      meta_optimizer = make_adamw({{"teacher.coefficients", teacher_coefficients}}, o.meta_lr, 0.0);
+      meta_optimizer = make_adamw({{"teacher.coefficients", teacher_coefficients}}, meta_learning_rate(o, train), 0.0);
     }
   }
   const torch::Tensor no_coefficients;
@@ -488,7 +512,7 @@ StudentRun run_student(const Transformer& student_init, int64_t pad_id, const st
       for (const auto& [name, t] : s.model.weights()) best_weights[name] = t.detach().clone();
       best_student = s.coefficient_logits.detach().clone();
       if (smat) best_teacher = teacher_coefficients.detach().clone();
-    } else if (++since_best > o.patience) {
+    } else if (++since_best > patience) {
       break;
     }
   }

@@ -60,10 +60,10 @@ nlohmann::json student_json(const StudentOptions& o) {
           {"clip_norm", o.clip_norm},
           {"weight_decay", o.weight_decay},
           {"batch_size", o.batch_size},
-          {"patience", o.patience},
+          {"patience", o.patience > 0 ? nlohmann::json(o.patience) : nlohmann::json("paper default (10 text, 5 image/regression)")},
           {"early_stopping", o.select_by_accuracy ? "accuracy" : "loss"},
           {"max_epochs", o.max_epochs},
-          {"meta_lr", o.meta_lr}};
+          {"meta_lr", o.meta_lr > 0 ? nlohmann::json(o.meta_lr) : nlohmann::json("paper default (5e-4, 2e-4 regression)")}};
 }
 
 // What turns explanations into the students' targets: a study resumed with other values would mix runs.
@@ -72,7 +72,7 @@ nlohmann::json static_json(const StaticExplainerOptions& o) {
   for (const auto& [method, eo] : o.registered)
     registered[method] = {{"params", eo.params}, {"output", eo.output ? model_output_name(*eo.output) : "default"}};
   return {{"saliency_temperature", o.saliency_temperature}, {"grad_x_input_temperature", o.grad_x_input_temperature},
-          {"ig_temperature", o.ig_temperature},             {"ig_steps", o.ig_steps},
+          {"ig_temperature", o.ig_temperature},             {"ig_steps", o.ig_steps}, {"gradient_layer", o.gradient_layer},
           {"registered_temperature", o.registered_temperature}, {"registered", registered}};
 }
 

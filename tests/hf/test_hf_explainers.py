@@ -135,3 +135,43 @@ def test_gradient_family_matches_captum_on_hf(fine_tuned, hf_classifier):
             ref = ref.detach().numpy()
             err = np.abs(np.asarray(ours.scores) - ref).max() / np.abs(ref).max()
             assert err < 1e-4, f"{name}: relative error {err:.2e}"
+
+
+def test_gradient_family_at_the_embedding_output_matches_captum_on_hf(fine_tuned, hf_classifier):
+    """layer="embeddings": saliency, gradient x input and IG at the embedding layer's output
+    (HF's hidden_states[0], where SMaT's authors take theirs) against Captum's layer methods on
+    bert.embeddings; IG from the [PAD] baseline, whose embedding output Captum forms from the
+    baseline ids as salient does."""
+    from captum.attr import LayerGradientXActivation, LayerIntegratedGradients
+
+    def logit(ids, types, mask):
+        return hf_classifier(input_ids=ids, token_type_ids=types, attention_mask=mask).logits
+
+    layer = hf_classifier.bert.embeddings
+    gxa = LayerGradientXActivation(logit, layer)
+    grad_only = LayerGradientXActivation(logit, layer, multiply_by_inputs=False)
+    lig = LayerIntegratedGradients(logit, layer)
+    m = salient.load(fine_tuned)
+    kw = dict(output="logit", layer="embeddings")
+    sal = salient.explain(m, TEXTS, method="saliency", **kw)
+    gxi = salient.explain(m, TEXTS, method="grad_x_input", **kw)
+    ig = salient.explain(m, TEXTS, method="ig", steps=20, baseline="pad", **kw)
+    word = salient.explain(m, TEXTS, method="grad_x_input", output="logit")
+    for e, s, g, i, w in zip(encodings(m), sal, gxi, ig, word):
+        ids, types = torch.tensor([e["ids"]]), torch.tensor([e["type_ids"]])
+        mask = torch.ones_like(ids)
+        structural = torch.tensor([[t in (101, 102) for t in e["ids"]]])
+        base = torch.where(structural, ids, torch.zeros_like(ids))  # [PAD] = 0; [CLS]/[SEP] kept
+        with torch.enable_grad():
+            target = int(logit(ids, types, mask).argmax())
+            args = (types, mask)
+            ref_gxi = gxa.attribute(ids, target=target, additional_forward_args=args).sum(-1)[0]
+            ref_sal = grad_only.attribute(ids, target=target, additional_forward_args=args).norm(dim=-1)[0]
+            ref_ig = lig.attribute(ids, base, target=target, additional_forward_args=args, n_steps=20).sum(-1)[0]
+        assert s.target == target
+        for name, ours, ref in (("saliency", s, ref_sal), ("grad_x_input", g, ref_gxi), ("ig", i, ref_ig)):
+            ref = ref.detach().double().numpy()
+            err = np.abs(np.asarray(ours.scores) - ref).max() / np.abs(ref).max()
+            assert err < 1e-4, f"{name} at the embedding output: relative error {err:.2e}"
+        # A different site, not the word embeddings' scores under another name.
+        assert np.abs(np.asarray(g.scores) - np.asarray(w.scores)).max() > 1e-3 * np.abs(np.asarray(w.scores)).max()

@@ -1,5 +1,6 @@
-// grad_x_input: gradient · word embedding, summed over the hidden dimension (Shrikumar et al.
-// 2016, as Captum's InputXGradient on the embedding layer).
+// grad_x_input: gradient · word embedding (or · the embedding layer's output with
+// layer=embeddings), summed over the hidden dimension (Shrikumar et al. 2016, as Captum's
+// InputXGradient on the embedding layer).
 #include "explain/gradient/embedding_gradients.h"
 
 namespace salient::explain {
@@ -18,7 +19,8 @@ class GradientTimesInput : public EmbeddingGradientExplainer {
 }  // namespace
 
 ExplainerInfo grad_x_input_info() {
-  return {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension", {},
+  return {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension",
+          {gradient_layer_param()},
           [] { return std::unique_ptr<Explainer>(new GradientTimesInput()); }};
 }
 

@@ -1,5 +1,7 @@
 // ig: integrated gradients on the word embeddings (Sundararajan et al. 2017), Captum's
-// LayerIntegratedGradients on bert.embeddings.word_embeddings. The fast paths are in ig_paths.h.
+// LayerIntegratedGradients on bert.embeddings.word_embeddings; with layer=embeddings on the
+// embedding layer's output (LayerIntegratedGradients on bert.embeddings). The fast paths (word
+// embeddings only) are in ig_paths.h.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -32,11 +34,13 @@ class IntegratedGradients : public Explainer {
     const Quadrature q = make_quadrature(parse_rule(rule), n, QuadratureConvention::Captum);
     const std::vector<double>& alpha = q.alphas;
     const std::vector<double>& weight = q.weights;
-    Prepared p = prepare(clf, inputs, targets);
+    Prepared p = prepare(clf, inputs, targets, gradient_layer(o));
+    const bool at_output = p.layer == GradientLayer::Embeddings;
     const int64_t B = p.embeds.size(0);
     const torch::Device dev = clf.model.device();
 
-    // Baseline word embeddings.
+    // The baseline at the gradient layer: zeros there, or the baseline ids' representation (at
+    // the embedding layer's output, as Captum's LayerIntegratedGradients on bert.embeddings).
     torch::Tensor base;
     {
       torch::NoGradGuard no_grad;
@@ -49,7 +53,7 @@ class IntegratedGradients : public Explainer {
         for (int64_t b = 0; b < B; ++b)
           for (int64_t t = 0; t < p.batch.lengths[b]; ++t)
             if (!clf.tokenizer.is_structural(a[b][t])) a[b][t] = fill;  // [CLS]/[SEP] kept
-        base = clf.model.word_embeddings(ids.to(dev)).detach();
+        base = represent(clf, ids.to(dev), p.batch.token_type_ids, p.batch.attention_mask, p.layer);
       } else {
         fail("--baseline: unknown baseline '{}' (pad, zeros, mask)", baseline_kind);
       }
@@ -72,7 +76,12 @@ class IntegratedGradients : public Explainer {
     // impl: "fused" (CPU default: closed-form first layer, hand-written backward), "autograd"
     // (closed-form first layer under autograd; the default off CPU) or "plain" (the textbook
     // gradient at every point, also used for a model in training mode). Same values up to rounding.
+    // The closed forms of fused and autograd integrate over the word embeddings (the embedding
+    // LayerNorm is on the path); from the embedding layer's output IG runs plain.
     std::string impl = param_string(o, "impl");
+    if (at_output && (impl == "fused" || impl == "autograd"))
+      fail("--impl: {} integrates over the word embeddings; with --layer embeddings use auto or plain", impl);
+    if (at_output) impl = "plain";
     // The fused backward ends in the last layer's first token; a head that mixes every layer
     // (salient_pooling scalar_mix) takes the autograd path.
     const bool every_layer = clf.model.pools_every_layer();
@@ -133,7 +142,8 @@ class IntegratedGradients : public Explainer {
         torch::Tensor a = alpha_t.to(opts.dtype()).index_select(0, k).view({-1, 1, 1});
         torch::Tensor d = diff.index_select(0, ex).slice(1, 0, Lc);
         torch::Tensor pts = base.index_select(0, ex).slice(1, 0, Lc) + a * d;
-        auto fg = output_and_grad(clf, pts, p.batch.token_type_ids.index_select(0, ex).slice(1, 0, Lc), mask, tg, output_of(o));
+        auto fg = output_and_grad(clf, pts, p.batch.token_type_ids.index_select(0, ex).slice(1, 0, Lc), mask, tg,
+                                  output_of(o), p.layer);
         chunk_f[c] = fg.first.to(torch::kDouble);
         chunk_g[c] = (fg.second * d).sum(-1).to(torch::kDouble);
       } else if (impl == "fused") {
@@ -176,9 +186,10 @@ class IntegratedGradients : public Explainer {
       torch::NoGradGuard no_grad;
       // Input and baseline in one pass.
       auto twice = [](const torch::Tensor& t) { return torch::cat({t, t}); };
-      torch::Tensor f = target_output(cls_logits(clf.model, {}, twice(p.batch.token_type_ids),
-                                                 twice(p.batch.attention_mask), torch::cat({p.embeds, base})),
-                                      twice(p.targets), output_of(o))
+      const torch::Tensor both = torch::cat({p.embeds, base}), mask2 = twice(p.batch.attention_mask);
+      torch::Tensor logits = at_output ? cls_logits_from_embedding_output(clf.model, both, mask2)
+                                       : cls_logits(clf.model, {}, twice(p.batch.token_type_ids), mask2, both);
+      torch::Tensor f = target_output(logits, twice(p.targets), output_of(o))
                             .to(torch::kDouble)
                             .cpu()
                             .contiguous();
@@ -214,7 +225,9 @@ ExplainerInfo ig_info() {
            choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
                         "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),
            choice_param("impl", "auto", {"auto", "fused", "autograd", "plain"},
-                        "implementation (same values up to rounding): fused on CPU, autograd elsewhere")},
+                        "implementation (same values up to rounding): fused on CPU, autograd elsewhere; "
+                        "plain with --layer embeddings"),
+           gradient_layer_param()},
           [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }};
 }
 

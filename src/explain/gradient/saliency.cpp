@@ -1,5 +1,6 @@
-// saliency: the L2 norm of the explained output's gradient w.r.t. each word embedding
-// (Simonyan et al. 2014, as Captum's Saliency on the embedding layer).
+// saliency: the L2 norm of the explained output's gradient w.r.t. each word embedding, or the
+// embedding layer's output with layer=embeddings (Simonyan et al. 2014, as Captum's Saliency on
+// the embedding layer).
 #include "explain/gradient/embedding_gradients.h"
 
 namespace salient::explain {
@@ -16,7 +17,8 @@ class Saliency : public EmbeddingGradientExplainer {
 }  // namespace
 
 ExplainerInfo saliency_info() {
-  return {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)", {},
+  return {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)",
+          {gradient_layer_param()},
           [] { return std::unique_ptr<Explainer>(new Saliency()); }};
 }
 
