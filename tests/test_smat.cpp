@@ -797,6 +797,56 @@ TEST(Benchmark, SimulabilityMetricRunsTheStudyForRegisteredMethods) {
   std::filesystem::remove_all(dir);
 }
 
+// Fix 6 of issue #48, end to end: a teacher whose head mixes every layer (the authors' scalar mix),
+// students from a pre-trained encoder. The student reads its encoder as the teacher does (scalar
+// mix), keeps every encoder weight of the checkpoint (and the classifier a sequence-classification
+// checkpoint has; the mix's coefficients are new), and trains with SGD by default, which moves the
+// encoder's weights, not the head's alone.
+TEST(Study, PretrainedStudentsMixEveryLayerAsTheTeacherAndFineTuneWithSgd) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  LoadOptions lo;
+  lo.allow_new_head = true;
+  lo.pooling = "scalar_mix";
+  lo.seed = 5;
+  const Classifier teacher = load_classifier(fixture_model(), lo);
+  ASSERT_TRUE(teacher.model.pools_every_layer());
+  const Classifier encoder = load_classifier(fixture_model());
+  SimulationSetup setup;
+  setup.teacher = fixture_model();
+  setup.pool = "unused";
+  setup.student_init = fixture_model();
+  const Transformer a = make_student(setup, teacher, 3), b = make_student(setup, teacher, 4);
+  EXPECT_EQ(a.config().pooling, "scalar_mix");
+  size_t encoder_weights = 0, new_head_weights = 0;
+  for (const auto& [name, w] : a.weights()) {
+    EXPECT_TRUE(torch::equal(w, b.weights().at(name))) << name;
+    const auto in_checkpoint = encoder.model.weights().find(name);
+    if (in_checkpoint == encoder.model.weights().end()) {
+      EXPECT_TRUE(is_head_weight(name)) << name;  // the scalar mix's coefficients
+      ++new_head_weights;
+      continue;
+    }
+    EXPECT_TRUE(torch::equal(w, in_checkpoint->second)) << name;
+    if (!is_head_weight(name)) ++encoder_weights;
+  }
+  EXPECT_GT(encoder_weights, 10u);
+  EXPECT_GT(new_head_weights, 0u);
+  StudentOptions o;
+  EXPECT_EQ(o.optimizer, OptimizerKind::Sgd);
+  o.explainer = TeacherExplainer::AttentionAll;
+  o.max_epochs = 2;
+  o.lr = 0.05;
+  const auto examples = with_explanations(teacher, annotate(teacher, fixture_encodings(teacher)), o.explainer);
+  Transformer kept;
+  const StudentRun run = run_student(a, teacher.tokenizer.pad_id(), examples, examples, examples, o, {}, false, &kept);
+  EXPECT_TRUE(std::isfinite(run.simulability));
+  EXPECT_GT(run.steps, 0);
+  double moved = 0;
+  for (const auto& [name, w] : kept.weights())
+    if (!is_head_weight(name)) moved = std::max(moved, (w - a.weights().at(name)).abs().max().item<double>());
+  EXPECT_GT(moved, 0.0);
+}
+
 // --student-dropout sets the students' hidden and attention dropout, from scratch and from an encoder;
 // unset, each keeps what it starts from; out of [0, 1) it is a one-line error naming the flag.
 TEST(Study, StudentDropoutSetsTheStudentsDropoutOnlyWhenGiven) {
