@@ -7,8 +7,9 @@
 #        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's,
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
 #        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
-#        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder, at lr 2e-4 with
-#        dropout 0.1 as scripts/train_models.sh does, instead of the quickstart shape from scratch;
+#        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder (lr TEACHER_LR, default
+#        2e-4, dropout 0.1) instead of the quickstart shape from scratch; TEACHER_EPOCHS (3) and
+#        TEACHER_MINUTES (15) bound its training;
 #        HIDDEN=N changes the from-scratch shape's width, default the quickstart's 128, with an
 #        intermediate layer of 4 × HIDDEN; layers and heads stay 2 × 4)
 set -euo pipefail
@@ -31,12 +32,12 @@ mkdir -p "$OUT"
 #    part only (--resume: an interrupted training continues; a finished one is not redone).
 if [ ! -f "$OUT/teacher_test.json" ]; then
   if [ -n "${TEACHER_INIT:-}" ]; then
-    SHAPE=(--init "$TEACHER_INIT" --lr 2e-4 --dropout 0.1 --attention-dropout 0.1)
+    SHAPE=(--init "$TEACHER_INIT" --lr "${TEACHER_LR:-2e-4}" --dropout 0.1 --attention-dropout 0.1)
   else
     SHAPE=(--vocab "$SHARED/data/bert_base_uncased_tokenizer" --hidden "$HIDDEN" --layers 2 --heads 4 --intermediate $((4 * HIDDEN)))
   fi
   "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
-    --dev sst2:dev --out "$TEACHER" "${SHAPE[@]}" --max-length 64 --epochs 3 \
+    --dev sst2:dev --out "$TEACHER" "${SHAPE[@]}" --max-length 64 --epochs "${TEACHER_EPOCHS:-3}" \
     --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 ${POOLING:+--pooling "$POOLING"} --resume > "$OUT/teacher_train.json"
   "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json"
 fi

@@ -3,7 +3,7 @@
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
 # Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [TEXT_LIMIT=4000]
-#        scripts/sst_experiments.sh [mnist-paper|sst2-paper|mnist|fashion|fashion-ft|sst2|eraser ...]
+#        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|sst2-paper|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,6 +100,20 @@ for t in "${tasks[@]}"; do
       [ "${STEPS:-all}" = train ] && continue
       python3 scripts/sst_seeds_table.py runs/sst/mnist-paper > runs/sst/mnist-paper/table.md
       cat runs/sst/mnist-paper/table.md ;;
+    fashion-mlp-paper)  # Table 1's second MLP row (issue #49): mnist-paper's model, grids and fills on Fashion-MNIST's full 60,000 training images (54,000 train / 6,000 val) and 10,000 test images
+      NOISE=sax
+      for seed in ${SEEDS:-13 14 15}; do
+        R=runs/sst/fashion-mlp-paper/s$seed
+        C="--train fashion-mnist:train --dev fashion-mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64 --lr 1e-3 --seed $seed --noise sax"
+        train "$R/standard" $C --masking none
+        mkdir -p "$R/paper"
+        ln -sfn "$(readlink -f "$R/standard")" "$R/paper/standard"
+        sweep "$R/paper" "$C" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
+        compare "$R/paper" fashion-mnist:test 100 5 "$R/standard" carter
+      done
+      [ "${STEPS:-all}" = train ] && continue
+      python3 scripts/sst_seeds_table.py runs/sst/fashion-mlp-paper > runs/sst/fashion-mlp-paper/table.md
+      cat runs/sst/fashion-mlp-paper/table.md ;;
     sst2-paper)  # issue #49: SST-2 on the pre-trained MiniLM encoder (a new head), the paper's optimiser and grids, the authors' fills, per seed
       NOISE=sax
       ENC=models/pretrained/all-minilm-l6-v2
@@ -166,6 +180,6 @@ PY
       sweep "$D" "$C" "baseline probabilistic" "" "1" "1"
       sweep "$D" "$C --pgd-steps 3" "robust" "" "1" "1"
       compare "$D" eraser:test 30 10 ;;
-    *) echo "unknown task $t (mnist-paper, sst2-paper, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
+    *) echo "unknown task $t (mnist-paper, fashion-mlp-paper, sst2-paper, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
   esac
 done

@@ -64,7 +64,7 @@ def references(target_and_pass):
         a = a / a.sum(-1, keepdim=True)
         joint = a if joint is None else a @ joint
     ref["rollout"] = cls_row_without_self(joint)
-    ref["attention_mean"] = torch.stack([a.mean(dim=(0, 1)) for a in A]).mean(0)  # SMaT's static explainers
+    ref["attention_mean"] = torch.stack([a.mean(dim=(0, 1)) for a in A]).mean(0)  # mean attention probability
     ref["attention_mean_last"] = A[-1].mean(dim=(0, 1))
     gc = (A[-1] * G[-1].mean(dim=(1, 2), keepdim=True)).mean(0).clamp(min=0)  # Chefer's generate_attn_gradcam
     if gc.max() > gc.min():

@@ -1,12 +1,13 @@
 // attention_mean and attention_mean_last: the attention each token receives, mean over heads and
-// real query rows, over all layers or the last one (SMaT's static attention explainers).
+// real query rows, over all layers or the last one. Not SMaT's static attention explainers, which
+// average pre-softmax logits and then take a softmax (smat/simulation.h).
 #include "explain/attention/attention_explainer.h"
 
 namespace salient::explain {
 namespace {
 
 // Attention received by each token: mean over heads, over the real query rows, and over all
-// layers (or the last one). SMaT's static attention explainers with uniform head coefficients.
+// layers (or the last one).
 class MeanAttention : public AttentionExplainer {
  public:
   explicit MeanAttention(bool last_only)
@@ -25,11 +26,11 @@ class MeanAttention : public AttentionExplainer {
 }  // namespace
 
 ExplainerInfo attention_mean_info() {
-  return {"attention_mean", "attention", "attention to each token, mean over all layers, heads and queries (SMaT)", {},
+  return {"attention_mean", "attention", "attention probability each token receives, mean over all layers, heads and queries", {},
           [] { return std::unique_ptr<Explainer>(new MeanAttention(false)); }};
 }
 ExplainerInfo attention_mean_last_info() {
-  return {"attention_mean_last", "attention", "as attention_mean over the last layer only (SMaT)", {},
+  return {"attention_mean_last", "attention", "as attention_mean over the last layer only", {},
           [] { return std::unique_ptr<Explainer>(new MeanAttention(true)); }};
 }
 
