@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The layering rules of the source tree (issue #51), checked on the #include lines:
+#   1. src/explain (the explainer registry and the post-hoc methods) includes no paper's folder
+#      (attattr/, expnet/, smat/, sst/): the learned explainers live with their papers.
+#   2. Headers below the papers (src/data, src/text, src/model, src/util) include no paper's folder.
+# Prints every offending line and exits 1; silent and 0 when the tree keeps the rules.
+# Usage: scripts/check_includes.sh [ROOT]   (default: the repository)
+set -euo pipefail
+ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+PAPERS='(attattr|expnet|smat|sst)/'
+status=0
+check() {  # rule text, then folders
+  local rule=$1; shift
+  local hits
+  hits=$(cd "$ROOT" && grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+\"$PAPERS" "$@" --include='*.h' --include='*.cpp' --include='*.inc' || true)
+  if [ -n "$hits" ]; then
+    echo "check_includes: $rule:" >&2
+    echo "$hits" >&2
+    status=1
+  fi
+}
+check "src/explain includes a paper's folder" src/explain
+check "a module below the papers includes a paper's folder" src/data src/text src/model src/util
+exit $status
