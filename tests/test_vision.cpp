@@ -50,7 +50,7 @@ TEST(VitTraining, LearnsMnistAndResumesExactly) {
   const Transformer best = vision::load_vit(whole);
   EXPECT_EQ(best.config().model_type, "vit");
   EXPECT_TRUE(file_exists(join_path(whole, "preprocessor_config.json")));
-  const sst::SstData dev = vision::load_vit_data(best, "mnist:val", shared_path("data"));
+  const ImageData dev = vision::load_vit_data(best, "mnist:val", shared_path("data"));
   EXPECT_DOUBLE_EQ(vision::vit_accuracy(best, dev), r.best_accuracy);
   // Interrupted after epoch 1 and resumed: the same weights as the uninterrupted run.
   vision::VitTrainOptions first = tiny_options(split);
@@ -77,7 +77,7 @@ TEST(VitExplain, AttentionScoresFollowTheirDefinitions) {
                         {"hidden_size", 16}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
                         {"intermediate_size", 16}, {"num_labels", 10}};
   Transformer m(ModelConfig::from_json(cfg, "vit/config.json"), 11);
-  const sst::SstData d = vision::load_vit_data(m, "mnist:test", shared_path("data"), 3);
+  const ImageData d = vision::load_vit_data(m, "mnist:test", shared_path("data"), 3);
   ForwardRequest req;
   req.pixel_values = vision::pixel_values(m, d.images);
   req.want_attentions = true;
@@ -176,7 +176,7 @@ TEST(VitExplain, GradientScoresHaveTheirDefinitionsAndIgIsComplete) {
                         {"intermediate_size", 16}, {"num_labels", 10}};
   Transformer m(ModelConfig::from_json(cfg, "vit/config.json"), 11);
   m.to(torch::kDouble);
-  const sst::SstData d = vision::load_vit_data(m, "mnist:test", shared_path("data"), 2);
+  const ImageData d = vision::load_vit_data(m, "mnist:test", shared_path("data"), 2);
   const std::vector<int64_t> targets = {3, 7};
   auto prob = [&](const torch::Tensor& pixels) {  // the explained output on raw pixels [N, C, H, W]
     ForwardRequest req;

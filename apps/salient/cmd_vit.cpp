@@ -33,7 +33,7 @@ void run_vit_evaluate(VitEvaluateArgs& a) {
   if (a.data_dir.empty()) a.data_dir = shared_data_dir();
   if (a.limit < 0) fail("--limit: must be >= 0 (got {})", a.limit);
   const Transformer m = vision::load_vit(a.model);
-  const sst::SstData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
+  const ImageData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
   Output out(a.out);
   out.line({{"model", a.model}, {"data", a.data}, {"examples", d.size()}, {"accuracy", vision::vit_accuracy(m, d)}});
   out.commit();
@@ -46,7 +46,7 @@ void run_vit_explain(VitExplainArgs& a) {
   if (a.limit < 1) fail("--limit: must be >= 1 (got {})", a.limit);
   if (a.scale < 1 || a.scale > 32) fail("--scale: must be in 1..32 (got {})", a.scale);
   const Transformer m = vision::load_vit(a.model);
-  const sst::SstData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
+  const ImageData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
   if (a.method == "smat" && a.smat_file.empty()) fail("--smat: method smat needs a learned explainer (salient smat train|study)");
   if (a.method != "smat" && !a.smat_file.empty()) fail("--smat: only for --method smat (got '{}')", a.method);
   const bool attention = a.method == "attention_mean" || a.method == "rollout";

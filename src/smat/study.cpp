@@ -183,9 +183,9 @@ SimulationData load_simulation_data(const SimulationSetup& setup, int64_t needed
       fail("--student-init: image students start from scratch (there is no pre-trained vision encoder here)");
     d.teacher.model = vision::load_vit(setup.teacher);
     d.teacher.dir = setup.teacher;
-    std::map<std::string, sst::SstData> sources;
+    std::map<std::string, ImageData> sources;
     for (const auto& p : parts) {
-      if (!sst::is_image_spec(p.spec)) fail("{}: '{}' is not an image dataset (an image teacher needs one)", p.flag, p.spec);
+      if (!is_image_spec(p.spec)) fail("{}: '{}' is not an image dataset (an image teacher needs one)", p.flag, p.spec);
       if (!sources.count(p.spec)) sources[p.spec] = vision::load_vit_data(d.teacher.model, p.spec, setup.data_dir);
     }
     for (const auto& [spec, data] : sources) check_sizes(parts, spec, static_cast<size_t>(data.images.size(0)), "images");

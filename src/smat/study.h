@@ -36,7 +36,7 @@ struct SimulationSetup {
 
 // The pool split and annotated by the teacher: test and valid are fixed; students of size N train
 // on the first N of `train` (the same examples for every seed, as the authors' --num-examples).
-// A vision transformer teacher (config model_type "vit") reads image specs (sst/data.h) and its
+// A vision transformer teacher (config model_type "vit") reads image specs (data/images.h) and its
 // examples carry images; `teacher.tokenizer` is then empty.
 struct SimulationData {
   Classifier teacher;

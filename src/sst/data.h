@@ -1,17 +1,13 @@
 #pragma once
-// Datasets for SST, as tensors of features:
-//   mnist:train|val|test          the 10,000 MNIST test images (the only MNIST images here: the
-//                                 training images are missing from ../shared/data), split by a
-//                                 fixed permutation (seed 0) into 7,200 train, 800 val, 2,000 test
-//   fashion-mnist:train|val|test  Debian's dataset-fashion-mnist: 54,000 / 6,000 of the 60,000
-//                                 training images (the same fixed permutation rule), and the 10,000 test
-//   any text spec of load_dataset (sst2:train, eraser:test, a file...) with a text model's tokenizer
+// Datasets for SST, as tensors of features: the image datasets of data/images.h, or any text spec
+// of load_dataset (sst2:train, eraser:test, a file...) with a text model's tokenizer.
 #include <torch/torch.h>
 
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/images.h"
 #include "sst/model.h"
 
 namespace salient::sst {
@@ -36,7 +32,6 @@ struct SstData {
   FeatureBatch batch(int64_t begin, int64_t end) const;
 };
 
-bool is_image_spec(const std::string& spec);
 // `limit` > 0 keeps the first `limit` examples (after the split).
 SstData load_image_data(const std::string& spec, const std::string& data_dir, int64_t limit = 0);
 SstData load_text_data(const std::string& spec, const std::string& data_dir, const Classifier& clf,

@@ -47,7 +47,7 @@ void check_options(const VitTrainOptions& o) {
   if (o.max_train_examples < 0) fail("--max-train-examples: must be >= 0 (got {})", o.max_train_examples);
 }
 
-ModelConfig vit_config(const VitTrainOptions& o, const sst::SstData& data) {
+ModelConfig vit_config(const VitTrainOptions& o, const ImageData& data) {
   const std::vector<int64_t>& shape = data.image_shape;  // C, H, W
   if (shape.size() != 3 || shape[1] != shape[2]) fail("--data: '{}': a ViT needs square images", data.spec);
   if (shape[1] % o.patch_size != 0)
@@ -104,8 +104,8 @@ Transformer load_vit(const std::string& dir) {
   return m;
 }
 
-sst::SstData load_vit_data(const Transformer& model, const std::string& spec, const std::string& data_dir, int64_t limit) {
-  sst::SstData d = sst::load_image_data(spec, data_dir, limit);
+ImageData load_vit_data(const Transformer& model, const std::string& spec, const std::string& data_dir, int64_t limit) {
+  ImageData d = load_image_dataset(spec, data_dir, limit);
   const ModelConfig& c = model.config();
   const std::vector<int64_t> want = {c.num_channels, c.image_size, c.image_size};
   if (d.image_shape != want)
@@ -133,7 +133,7 @@ torch::Tensor vit_logits(const Transformer& model, const torch::Tensor& images, 
   return torch::cat(parts).cpu();
 }
 
-double vit_accuracy(const Transformer& model, const sst::SstData& data, int64_t batch_size) {
+double vit_accuracy(const Transformer& model, const ImageData& data, int64_t batch_size) {
   if (data.size() == 0) fail("--data: '{}' is empty", data.spec);
   torch::Tensor pred = vit_logits(model, data.images, batch_size).argmax(-1);
   return pred.eq(data.labels).to(torch::kDouble).mean().item<double>();
@@ -213,8 +213,8 @@ torch::Tensor patch_gradient_scores(const Transformer& model, const torch::Tenso
 
 VitTrainResult train_vit(const VitTrainOptions& o) {
   check_options(o);
-  const sst::SstData train = sst::load_image_data(o.train_data, o.data_dir);
-  const sst::SstData dev = sst::load_image_data(o.dev_data, o.data_dir);
+  const ImageData train = load_image_dataset(o.train_data, o.data_dir);
+  const ImageData dev = load_image_dataset(o.dev_data, o.data_dir);
   if (train.label_names != dev.label_names)
     fail("--dev: '{}' has other classes than --data '{}'", o.dev_data, o.train_data);
   const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/transformer.h"
-#include "sst/data.h"
+#include "data/images.h"
 
 namespace salient::vision {
 
@@ -48,14 +48,14 @@ VitTrainResult train_vit(const VitTrainOptions& options);
 
 // A ViT model directory (one-line error if it is not one).
 Transformer load_vit(const std::string& dir);
-// The image dataset `spec` (sst/data.h's image specs), checked against the model's input size.
-sst::SstData load_vit_data(const Transformer& model, const std::string& spec, const std::string& data_dir,
-                           int64_t limit = 0);
+// The image dataset `spec` (data/images.h), checked against the model's input size.
+ImageData load_vit_data(const Transformer& model, const std::string& spec, const std::string& data_dir,
+                        int64_t limit = 0);
 // Images [N, C·H·W] in [0, 1] → pixel_values [N, C, H, W] as the model's preprocessor gives them.
 torch::Tensor pixel_values(const Transformer& model, const torch::Tensor& images);
 // Logits [N, labels] for rows of `data`, in batches.
 torch::Tensor vit_logits(const Transformer& model, const torch::Tensor& images, int64_t batch_size = 256);
-double vit_accuracy(const Transformer& model, const sst::SstData& data, int64_t batch_size = 256);
+double vit_accuracy(const Transformer& model, const ImageData& data, int64_t batch_size = 256);
 
 // Patch scores [N, P] from the attention: "attention_mean" (attention each patch receives, mean
 // over heads, layers and query rows, as salient's text attention_mean) or "rollout" (Abnar &
