@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The SST comparison over seeds (scripts/sst_experiments.sh mnist-paper): mean ± std over the seed
-directories ROOT/s<seed>, each holding the paper's protocol (paper/) and salient's straight-through
-variant (ste/) with their chosen models' evaluations and the post-hoc evaluations on that seed's
+"""The SST comparison over seeds (scripts/sst_experiments.sh mnist-paper, fashion-mlp-paper,
+sst2-paper): mean ± std over the seed directories ROOT/s<seed>, each holding the paper's protocol
+(paper/, or for text chosen-lr/: the learning rate chosen on validation) and salient's
+straight-through variant (ste/, images) with their chosen models' evaluations and the post-hoc evaluations on that seed's
 standard model. The definitions used (the probabilistic fill, ε, the SIS criterion, the time limit)
 are read from the evaluations' run.json and printed above the table.
 
@@ -14,8 +15,16 @@ from pathlib import Path
 
 from sst_table import table_rows
 
-VARIANTS = {"paper": "paper's protocol: hard threshold, ξ grid 1e-5…1e-11",
+VARIANTS = {"paper": "paper's protocol: hard threshold, the paper's ξ grid",
             "ste": "salient's variant: straight-through, ξ ∈ {0.3, 1, 3}"}
+
+
+def variant_dir(seed, variant):
+    """A seed's folder of a variant: paper/ and ste/ (images), or for text the learning rate the
+    paper's grid chose (chosen-lr -> lr<rate>, scripts/sst_experiments.sh sst2-paper)."""
+    if variant == "paper" and (seed / "chosen-lr").is_dir():
+        return seed / "chosen-lr"
+    return seed / variant
 
 
 def spread(values, fmt):
@@ -38,7 +47,7 @@ def main():
     order = []
     for seed in seeds:
         for variant, name in VARIANTS.items():
-            d = seed / variant
+            d = variant_dir(seed, variant)
             if not d.is_dir():
                 continue
             sel = d / "selection.json"
