@@ -408,3 +408,55 @@ TEST(AttAttr, ScalarMixHeadFastPathEqualsStraightforwardAndIsComplete) {
     }
   }
 }
+
+// Pruning curves resume: MaskAccuracies evaluates a mask once (the orderings share their end
+// points), keeps each value in its file, reads them back on a rerun with the same settings (a
+// value planted in the file is what the rerun returns: it was read, not recomputed), drops a
+// truncated last line, and refuses a file written with other settings.
+TEST(AttAttr, PruningAccuraciesAreKeptOnceAndResume) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Classifier clf = load_classifier(model_dir());
+  LabelledSet data;
+  for (const char* t : {"a charming journey", "bleak and dull", "an utterly gorgeous film", "it drags"}) {
+    data.encodings.push_back(clf.encode(t));
+    data.labels.push_back(std::string(t).find("charming") != std::string::npos || std::string(t).find("gorgeous") != std::string::npos);
+  }
+  const int64_t H = clf.model.num_layers() * clf.model.num_heads();
+  torch::Tensor by_index = torch::arange(H, torch::kFloat64).view({clf.model.num_layers(), clf.model.num_heads()});
+  torch::Tensor reversed = -by_index;
+  const auto plain = pruning_curve(clf.model, data, by_index, 4);
+  const std::string file = ::testing::TempDir() + "/prune.partial.jsonl";
+  std::remove(file.c_str());
+  const nlohmann::json settings = {{"model", model_dir()}, {"eval", "four sentences"}};
+  size_t first_run = 0;
+  {
+    MaskAccuracies acc(file, settings);
+    const auto a = pruning_curve(clf.model, data, by_index, 4, &acc);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].accuracy, plain[i].accuracy);
+    pruning_curve(clf.model, data, reversed, 4, &acc);
+    first_run = acc.evaluated();
+    EXPECT_EQ(first_run, 2u * 5u - 2u);  // 0% and 100% are the same masks in both orderings
+  }
+  // Plant a value for the all-heads mask and leave a truncated line behind it.
+  {
+    std::ofstream out(file, std::ios::app);
+    out << nlohmann::json{{"mask", std::string(static_cast<size_t>(H - 1), '1') + "0"}, {"accuracy", 0.125}}.dump() << "\n";
+    out << "{\"mask\": \"01";
+  }
+  {
+    MaskAccuracies acc(file, settings);
+    const auto again = pruning_curve(clf.model, data, by_index, 4, &acc);
+    EXPECT_EQ(acc.evaluated(), 0u);
+    for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].accuracy, plain[i].accuracy);
+    torch::Tensor last_off = torch::ones({clf.model.num_layers(), clf.model.num_heads()}, torch::kFloat64);
+    last_off[clf.model.num_layers() - 1][clf.model.num_heads() - 1] = 0.0;
+    EXPECT_EQ(acc(clf.model, data, last_off), 0.125);
+    acc.remove_file();
+  }
+  EXPECT_FALSE(std::ifstream(file).good());
+  { MaskAccuracies acc(file, settings); }
+  const std::string error = test::error_of([&] { MaskAccuracies(file, {{"model", "another"}, {"eval", "four sentences"}}); });
+  EXPECT_NE(error.find(file), std::string::npos) << error;
+  EXPECT_NE(error.find("model"), std::string::npos) << error;
+  std::remove(file.c_str());
+}

@@ -276,8 +276,16 @@ void run_prune(const PruneArgs& a) {
   if (a.steps <= 0) fail("--prune-steps: must be positive (got {})", a.steps);
   json scores = a.heads_file.empty() ? heads_json(clf, a.h) : parse_json_file(a.heads_file);
   LabelledSet eval = load_labelled_set(clf, a.eval_data, a.h.c.data_dir, 0, "--eval-data");
+  // Written to a file, the run is resumable: every accuracy is kept in OUT.partial.jsonl until the
+  // results are written (a HateXplain curve set takes the better part of an hour).
+  const bool to_file = !a.h.out.empty() && a.h.out != "-";
+  MaskAccuracies accuracies =
+      to_file ? MaskAccuracies(a.h.out + ".partial.jsonl",
+                               {{"model", clf.dir}, {"weights", weights_fingerprint(clf.dir)}, {"eval_data", a.eval_data},
+                                {"data_dir", a.h.c.data_dir}, {"eval_examples", eval.encodings.size()}})
+              : MaskAccuracies();
   json result = pruning_json(clf, scores, a.heads_file.empty() ? "--heads" : "--heads: '" + a.heads_file + "'", eval,
-                             a.eval_data, a.steps, a.layer);
+                             a.eval_data, a.steps, a.layer, &accuracies);
   if (!a.svg.empty()) {
     std::vector<Curve> curves;
     for (const auto& [name, points] : result["curves"].items()) {
@@ -291,6 +299,7 @@ void run_prune(const PruneArgs& a) {
   Output out(a.h.out);
   out.text(result.dump(2) + "\n");
   out.commit();
+  accuracies.remove_file();
 }
 
 // ---- tree ----
@@ -460,7 +469,7 @@ void add_attattr_commands(CLI::App& app, std::vector<Command>& commands) {
   prune->add_option("--eval-data", pr.eval_data, "accuracy on this whole dataset (default sst2:dev)");
   prune->add_option("--prune-steps", pr.steps, "points of the pruning curve (default 10: 0%, 10%, … 100%)");
   prune->add_option("--layer", pr.layer, "also prune the top-k heads of this layer, k = 0..H");
-  prune->add_option("--out,-o", pr.h.out, "output JSON (default stdout)");
+  prune->add_option("--out,-o", pr.h.out, "output JSON (default stdout); to a file, an interrupted run resumes from OUT.partial.jsonl");
   prune->add_option("--svg", pr.svg, "plot of the curves");
   prune->add_option("--markdown", pr.markdown, "table of the curves");
 

@@ -4,7 +4,13 @@
 #include <cmath>
 #include <numeric>
 
+#include <cstdio>
+#include <fstream>
+
+#include "util/append_file.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/io.h"
 #include "util/progress.h"
 
 namespace salient::attattr {
@@ -183,8 +189,50 @@ std::vector<int64_t> ascending_heads(const torch::Tensor& scores) {
 }
 }  // namespace
 
+MaskAccuracies::MaskAccuracies(std::string file, const nlohmann::json& settings) : file_(std::move(file)) {
+  const std::string header = nlohmann::json{{"settings", settings}}.dump();
+  std::string kept = header + "\n";
+  if (file_exists(file_)) {
+    std::ifstream in(file_);
+    std::string line;
+    if (!std::getline(in, line) || line != header) {
+      nlohmann::json before = nlohmann::json::parse(line, nullptr, false);
+      const std::string which = before.is_object() && before.contains("settings")
+                                    ? differing_keys(before["settings"], settings)
+                                    : std::string("an unreadable first line");
+      fail("{}: partial results of another run (its {} differ); remove the file to start over", file_, which);
+    }
+    while (std::getline(in, line)) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object() || !j.contains("mask") || !j.contains("accuracy")) break;  // an interrupted write
+      known_[j["mask"].get<std::string>()] = j["accuracy"].get<double>();
+      kept += line + "\n";
+    }
+  }
+  write_file_atomic(file_, kept);
+}
+
+double MaskAccuracies::operator()(const Transformer& model, const LabelledSet& data, const torch::Tensor& head_mask) {
+  torch::Tensor m = head_mask.to(torch::kCPU, torch::kFloat64).contiguous().view(-1);
+  std::string key(static_cast<size_t>(m.numel()), '1');
+  for (int64_t i = 0; i < m.numel(); ++i)
+    if (m.data_ptr<double>()[i] == 0.0) key[static_cast<size_t>(i)] = '0';
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
+  const double accuracy = masked_accuracy(model, data, head_mask);
+  ++evaluated_;
+  known_[key] = accuracy;
+  if (!file_.empty()) AppendFile(file_).write(nlohmann::json{{"mask", key}, {"accuracy", accuracy}}.dump() + "\n");
+  return accuracy;
+}
+
+void MaskAccuracies::remove_file() const {
+  if (!file_.empty()) std::remove(file_.c_str());
+}
+
 std::vector<PruneStep> pruning_curve(const Transformer& model, const LabelledSet& data, const torch::Tensor& scores,
-                                     int steps) {
+                                     int steps, MaskAccuracies* accuracies) {
+  MaskAccuracies own;
+  if (!accuracies) accuracies = &own;
   const int64_t n_heads = model.num_layers() * model.num_heads();
   if (scores.numel() != n_heads) fail("prune: head scores have {} entries, the model has {} heads", scores.numel(), n_heads);
   std::vector<int64_t> order = ascending_heads(scores);
@@ -195,14 +243,16 @@ std::vector<PruneStep> pruning_curve(const Transformer& model, const LabelledSet
     step.removed = static_cast<int64_t>(std::floor(step.fraction * n_heads + 1e-9));
     torch::Tensor mask = torch::ones({n_heads}, torch::kFloat64);
     for (int64_t i = 0; i < step.removed; ++i) mask[order[i]] = 0.0;
-    step.accuracy = masked_accuracy(model, data, mask.view({model.num_layers(), model.num_heads()}));
+    step.accuracy = (*accuracies)(model, data, mask.view({model.num_layers(), model.num_heads()}));
     curve.push_back(step);
   }
   return curve;
 }
 
 std::vector<double> prune_layer_top_k(const Transformer& model, const LabelledSet& data, const torch::Tensor& scores,
-                                      int64_t layer) {
+                                      int64_t layer, MaskAccuracies* accuracies) {
+  MaskAccuracies own;
+  if (!accuracies) accuracies = &own;
   if (layer < 0 || layer >= model.num_layers())
     fail("--layer: layer {} out of range (the model has layers 0..{})", layer, model.num_layers() - 1);
   std::vector<int64_t> order = ascending_heads(scores[layer]);
@@ -211,7 +261,7 @@ std::vector<double> prune_layer_top_k(const Transformer& model, const LabelledSe
   for (int64_t k = 0; k <= model.num_heads(); ++k) {
     torch::Tensor mask = torch::ones({model.num_layers(), model.num_heads()}, torch::kFloat64);
     for (int64_t i = 0; i < k; ++i) mask[layer][order[i]] = 0.0;
-    acc.push_back(masked_accuracy(model, data, mask));
+    acc.push_back((*accuracies)(model, data, mask));
   }
   return acc;
 }

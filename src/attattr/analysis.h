@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,25 @@ torch::Tensor random_head_scores(const Transformer& model, uint64_t seed);
 double masked_accuracy(const Transformer& model, const LabelledSet& data, const torch::Tensor& head_mask,
                        int64_t batch_size = 64);
 
+// Accuracies by head mask. A mask is evaluated once (the curves of every ordering share their end
+// points), and with a file the values outlive an interrupted run: the first line records
+// `settings` (model, weights, evaluation data), each new value is appended as a line, and a rerun
+// with the same settings reads them back (a truncated last line is dropped). A file written with
+// other settings is a one-line error naming it.
+class MaskAccuracies {
+ public:
+  MaskAccuracies() = default;
+  MaskAccuracies(std::string file, const nlohmann::json& settings);
+  double operator()(const Transformer& model, const LabelledSet& data, const torch::Tensor& head_mask);
+  size_t evaluated() const { return evaluated_; }  // masks run in this process
+  void remove_file() const;                        // once the results it served are written
+
+ private:
+  std::string file_;
+  std::map<std::string, double> known_;
+  size_t evaluated_ = 0;
+};
+
 struct PruneStep {
   double fraction = 0;  // of all heads removed
   int64_t removed = 0;
@@ -65,10 +85,10 @@ struct PruneStep {
 };
 // Removes the ⌊r·#heads⌋ lowest-scored heads globally for r = 0, 1/steps, …, 1.
 std::vector<PruneStep> pruning_curve(const Transformer& model, const LabelledSet& data, const torch::Tensor& scores,
-                                     int steps = 10);
+                                     int steps = 10, MaskAccuracies* accuracies = nullptr);
 // Removes the top-k heads (by score) of one layer for k = 0..H; entry k is the accuracy.
 std::vector<double> prune_layer_top_k(const Transformer& model, const LabelledSet& data, const torch::Tensor& scores,
-                                      int64_t layer);
+                                      int64_t layer, MaskAccuracies* accuracies = nullptr);
 
 // ---- attribution tree ----
 struct TreeEdge {

@@ -146,9 +146,12 @@ torch::Tensor score_matrix(const nlohmann::json& rows, const Transformer& model,
 }  // namespace
 
 nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_scores, const std::string& source,
-                            const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer) {
+                            const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer,
+                            MaskAccuracies* accuracies) {
   using nlohmann::json;
   if (steps <= 0) fail("prune steps: must be positive (got {})", steps);
+  MaskAccuracies own;  // the orderings' curves share their end points: each mask runs once
+  if (!accuracies) accuracies = &own;
   if (layer >= clf.model.num_layers()) fail("layer: {} out of range (the model has {} layers)", layer, clf.model.num_layers());
   if (!head_scores.is_object() || !head_scores.contains("scores") || !head_scores["scores"].is_object() ||
       head_scores["scores"].empty())
@@ -162,13 +165,13 @@ nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_sc
   for (const auto& [name, s] : head_scores["scores"].items()) {
     torch::Tensor t = score_matrix(s, clf.model, source + ": scores." + name);
     Progress progress("prune " + name, 1, "curve");
-    std::vector<PruneStep> curve = pruning_curve(clf.model, eval, t, steps);
+    std::vector<PruneStep> curve = pruning_curve(clf.model, eval, t, steps, accuracies);
     progress.finish();
     json jc = json::array();
     for (const auto& st : curve)
       jc.push_back({{"fraction", st.fraction}, {"removed", st.removed}, {"accuracy", st.accuracy}});
     result["curves"][name] = jc;
-    if (layer >= 0) result["layer_top_k"][name] = prune_layer_top_k(clf.model, eval, t, layer);
+    if (layer >= 0) result["layer_top_k"][name] = prune_layer_top_k(clf.model, eval, t, layer, accuracies);
     names.push_back(name);
     all.push_back(std::move(curve));
     md += " " + name + " |";

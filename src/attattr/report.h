@@ -46,7 +46,8 @@ nlohmann::json head_scores_json(const Transformer& model, size_t examples, const
 // `salient attattr prune`'s JSON: curves, layer_top_k, a markdown table and the inputs.
 // `source` names where head_scores came from, for errors.
 nlohmann::json pruning_json(const Classifier& clf, const nlohmann::json& head_scores, const std::string& source,
-                            const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer);
+                            const LabelledSet& eval, const std::string& eval_spec, int steps, int64_t layer,
+                            MaskAccuracies* accuracies = nullptr);
 
 // The patterns of a saved `salient attattr triggers` result (its JSON: "train", "mined_examples",
 // "patterns"), rebuilt for `clf` from the same mining examples, so another model can be attacked

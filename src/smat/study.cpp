@@ -30,17 +30,6 @@ std::string run_name(const std::string& explainer, int64_t size, uint64_t seed) 
   return fmt::format("{}_n{}_s{}", explainer, size, seed);
 }
 
-// FNV-1a of a model's weights file, with its size: a teacher retrained at the same path is another
-// teacher, whose runs must not mix with the old one's.
-std::string weights_fingerprint(const std::string& model_dir) {
-  const std::string path = join_path(model_files_dir(model_dir), "model.safetensors");
-  if (!file_exists(path)) return "none";
-  const std::string bytes = read_file(path);
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ULL;
-  return fmt::format("{} bytes, fnv1a {:016x}", bytes.size(), h);
-}
-
 nlohmann::json setup_json(const SimulationSetup& s) {
   nlohmann::json j = {{"teacher", s.teacher},       {"teacher_weights", weights_fingerprint(s.teacher)},
                       {"student_init", s.student_init}, {"pool", s.pool},     {"data_dir", s.data_dir},

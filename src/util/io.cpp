@@ -339,4 +339,13 @@ std::string differing_keys(const nlohmann::json& before, const nlohmann::json& n
   return out.empty() ? "fields" : out;
 }
 
+std::string weights_fingerprint(const std::string& model_dir) {
+  const std::string path = join_path(model_files_dir(model_dir), "model.safetensors");
+  if (!file_exists(path)) return "none";
+  const std::string bytes = read_file(path);
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ULL;
+  return fmt::format("{} bytes, fnv1a {:016x}", bytes.size(), h);
+}
+
 }  // namespace salient
