@@ -29,14 +29,18 @@ Prepared prepare(const Classifier& clf, const std::vector<const Encoding*>& inpu
   return p;
 }
 
+torch::Tensor logits_at(const Classifier& clf, const torch::Tensor& embeds, const torch::Tensor& types,
+                        const torch::Tensor& mask, GradientLayer layer) {
+  return layer == GradientLayer::Embeddings ? cls_logits_from_embedding_output(clf.model, embeds, mask)
+                                            : cls_logits(clf.model, {}, types, mask, embeds);
+}
+
 std::pair<torch::Tensor, torch::Tensor> output_and_grad(const Classifier& clf, torch::Tensor embeds,
                                                         const torch::Tensor& types, const torch::Tensor& mask,
                                                         const torch::Tensor& targets, ModelOutput output,
                                                         GradientLayer layer) {
   embeds = embeds.detach().requires_grad_(true);
-  torch::Tensor logits = layer == GradientLayer::Embeddings ? cls_logits_from_embedding_output(clf.model, embeds, mask)
-                                                            : cls_logits(clf.model, {}, types, mask, embeds);
-  torch::Tensor f = target_output(logits, targets, output);
+  torch::Tensor f = target_output(logits_at(clf, embeds, types, mask, layer), targets, output);
   torch::Tensor g = torch::autograd::grad({f.sum()}, {embeds})[0];
   return {f.detach(), g};
 }

@@ -32,6 +32,10 @@ Prepared prepare(const Classifier& clf, const std::vector<const Encoding*>& inpu
 torch::Tensor represent(const Classifier& clf, const torch::Tensor& ids, const torch::Tensor& types,
                         const torch::Tensor& mask, GradientLayer layer);
 
+// Logits from rows `embeds` at `layer`.
+torch::Tensor logits_at(const Classifier& clf, const torch::Tensor& embeds, const torch::Tensor& types,
+                        const torch::Tensor& mask, GradientLayer layer);
+
 // ∂F/∂e and F for rows `embeds` at `layer` (rows are independent).
 std::pair<torch::Tensor, torch::Tensor> output_and_grad(const Classifier& clf, torch::Tensor embeds,
                                                         const torch::Tensor& types, const torch::Tensor& mask,

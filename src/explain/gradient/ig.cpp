@@ -186,9 +186,8 @@ class IntegratedGradients : public Explainer {
       torch::NoGradGuard no_grad;
       // Input and baseline in one pass.
       auto twice = [](const torch::Tensor& t) { return torch::cat({t, t}); };
-      const torch::Tensor both = torch::cat({p.embeds, base}), mask2 = twice(p.batch.attention_mask);
-      torch::Tensor logits = at_output ? cls_logits_from_embedding_output(clf.model, both, mask2)
-                                       : cls_logits(clf.model, {}, twice(p.batch.token_type_ids), mask2, both);
+      torch::Tensor logits = logits_at(clf, torch::cat({p.embeds, base}), twice(p.batch.token_type_ids),
+                                       twice(p.batch.attention_mask), p.layer);
       torch::Tensor f = target_output(logits, twice(p.targets), output_of(o))
                             .to(torch::kDouble)
                             .cpu()
