@@ -654,7 +654,8 @@ PYBIND11_MODULE(_salient, m) {
       "benchmark",
       [](const std::string& model, const std::string& data, const std::vector<std::string>& methods,
          const std::vector<std::string>& metrics, const std::string& out, const py::dict& method_params,
-         const std::string& data_dir, int64_t limit, int64_t batch_size, int64_t bootstrap, uint64_t seed) {
+         const std::string& data_dir, int64_t limit, int64_t batch_size, int64_t bootstrap, uint64_t seed, bool windows,
+         int64_t stride) {
         salient::BenchmarkOptions o;
         o.model_dir = model;
         o.data_spec = data;
@@ -666,6 +667,8 @@ PYBIND11_MODULE(_salient, m) {
         o.batch_size = batch_size;
         o.bootstrap = bootstrap;
         o.seed = seed;
+        o.windows = windows;
+        o.stride = stride;
         for (const auto& kv : method_params) {
           const std::string name = kv.first.cast<std::string>();
           salient::ExplainOptions eo;
@@ -677,5 +680,5 @@ PYBIND11_MODULE(_salient, m) {
       },
       py::arg("model"), py::arg("data"), py::arg("methods"), py::arg("metrics"), py::arg("out"),
       py::arg("method_params") = py::dict(), py::arg("data_dir") = "", py::arg("limit") = 100, py::arg("batch_size") = 8,
-      py::arg("bootstrap") = 1000, py::arg("seed") = 0);
+      py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("windows") = false, py::arg("stride") = 0);
 }

@@ -13,6 +13,7 @@
 
 #include "eval/benchmark.h"
 #include "explain/explainer.h"
+#include "explain/long_inputs.h"
 #include "explain/methods.h"
 #include "smat/head_explainer.h"
 #include "expnet/expnet.h"
@@ -817,6 +818,87 @@ TEST(Benchmark, LibraryRunWritesTablesAndResumes) {
   o.methods = {"ig"};
   o.method_options["ig"].params = {{"samples", 3}};
   EXPECT_NE(error_of([&] { run_benchmark(o); }).find("--samples"), std::string::npos);
+}
+
+// --windows: a review longer than the model's 128 positions is explained whole (window by window,
+// stitched as the API's explain does) and its faithfulness measured on the windows' mean logits,
+// checked against the model's own forward over each masked window; only the metrics asked for are
+// computed, and a rerun asking for more recomputes those pairs.
+TEST(Benchmark, LongInputsAreBenchmarkedWholeAsWindows) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const std::string dir = (std::filesystem::temp_directory_path() / "salient_bench_windows").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string review;
+  std::vector<int> rationale;
+  for (int i = 0; i < 25; ++i) {
+    review += "the acting is wooden but the ending is moving . ";
+    for (int w = 0; w < 10; ++w) rationale.push_back(w == 3 || w == 8);  // "wooden", "moving"
+  }
+  const std::string data = dir + "/data.jsonl";
+  std::ofstream(data) << nlohmann::json{{"text", review}, {"label", 1}, {"rationale", rationale}}.dump() << "\n";
+  const Classifier& clf = reference_model();
+  const Encoding whole = clf.tokenizer.encode(review, std::nullopt, 0);
+  ASSERT_EQ(whole.ids.size(), 252u);  // three windows of 126 pieces, 63 apart
+
+  BenchmarkOptions o;
+  o.model_dir = model_dir();
+  o.data_spec = data;
+  o.out_dir = dir + "/out";
+  o.methods = {"saliency"};
+  o.metrics = {"token_f1", "comprehensiveness"};
+  o.windows = true;
+  run_benchmark(o);
+  std::string results = read_file(o.out_dir + "/results.jsonl");
+  nlohmann::json line = nlohmann::json::parse(results.substr(0, results.find('\n')));
+  const std::vector<double> scores = line["token_scores"].get<std::vector<double>>();
+  ASSERT_EQ(scores.size(), whole.ids.size());
+  EXPECT_FALSE(line["metrics"].contains("deletion_auc"));  // not asked for: not computed
+
+  // The windows' mean logits by the model's own forward (the predict path) over encodings.
+  auto mean_logits = [&](const Encoding& e) {
+    std::vector<Encoding> encs;
+    for (const Window& w : split_windows(e, 128, 0, "stride")) encs.push_back(w.encoding);
+    torch::NoGradGuard no_grad;
+    Batch b = make_batch(encs, clf.tokenizer.pad_id(), clf.model.device());
+    return clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kDouble).mean(0);
+  };
+  const torch::Tensor full = mean_logits(whole);
+  const int64_t target = full.argmax().item<int64_t>();
+  EXPECT_EQ(line["target"].get<int64_t>(), target);
+  // Scores: the saliency of each window for that class, stitched.
+  auto explainer = make_explainer("saliency");
+  const Explanation want = explain_windows(*explainer, clf, split_windows(whole, 128, 0, "stride"), whole.ids.size(),
+                                           target, ExplainOptions{}, 8);
+  for (size_t t = 0; t < scores.size(); ++t) EXPECT_NEAR(scores[t], want.scores[t], 1e-6) << t;
+  // Comprehensiveness: the probability lost when the top-k pieces (k = the rationale's 50 words,
+  // one piece each) are masked.
+  const std::vector<bool> removable = removable_positions(clf, whole);
+  const std::vector<int> top = top_k_removable(scores, removable, 50);
+  Encoding masked = whole;
+  for (size_t t = 0; t < top.size(); ++t)
+    if (top[t]) masked.ids[t] = clf.tokenizer.mask_id();
+  const double p_full = torch::softmax(full, 0)[target].item<double>();
+  const double p_masked = torch::softmax(mean_logits(masked), 0)[target].item<double>();
+  EXPECT_NEAR(line["metrics"]["comprehensiveness"].get<double>(), p_full - p_masked, 1e-5);
+  EXPECT_TRUE(line["metrics"]["token_f1"].is_number());
+
+  // Asking for a metric the first run did not compute recomputes the pair.
+  o.metrics = {"token_f1", "comprehensiveness", "deletion_auc"};
+  run_benchmark(o);
+  results = read_file(o.out_dir + "/results.jsonl");
+  EXPECT_EQ(std::count(results.begin(), results.end(), '\n'), 2);
+  EXPECT_EQ(nlohmann::json::parse(read_file(o.out_dir + "/summary.json"))["methods"]["saliency"]["deletion_auc"]["n"], 1);
+
+  // Without windows the review is cut at the model's positions.
+  o.windows = false;
+  o.out_dir = dir + "/cut";
+  run_benchmark(o);
+  line = nlohmann::json::parse(read_file(o.out_dir + "/results.jsonl"));
+  EXPECT_EQ(line["token_scores"].size(), 128u);
+  o.stride = 10;
+  EXPECT_NE(error_of([&] { run_benchmark(o); }).find("--stride: only with --windows"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 // LIME's features are lime's bag of words by default: every occurrence of a word goes together

@@ -283,6 +283,7 @@ void run_explain(const ExplainArgs& a) {
 struct BenchmarkArgs {
   std::string model, data, data_dir, methods, metrics, out;  // metrics "": the library's default for the data
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
+  LongInputs long_inputs;  // --windows, --stride
   MethodArgs m;
   SimulabilityOptions sim;
   std::string sim_sizes = "500", sim_seeds = "0,9,11,30,69", sim_optimizer = "sgd", sim_early_stopping = "accuracy";
@@ -318,6 +319,8 @@ void run_benchmark_command(const BenchmarkArgs& a) {
   o.batch_size = a.batch_size;
   o.bootstrap = a.bootstrap;
   o.heatmaps = a.heatmaps;
+  o.windows = a.long_inputs.windows;
+  o.stride = a.long_inputs.stride;
   // The --sim-* values are checked whether or not simulability is asked for: none is ignored silently.
   o.simulability = a.sim;
   o.simulability.sizes = parse_int_list(a.sim_sizes, "--sim-sizes");
@@ -371,6 +374,8 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   bm_cmd->add_option("--batch-size", bm.batch_size, "inputs explained together");
   bm_cmd->add_option("--bootstrap", bm.bootstrap, "bootstrap resamples for the 95% CI");
   bm_cmd->add_option("--heatmaps", bm.heatmaps, "examples shown in heatmaps.html");
+  bm_cmd->add_flag("--windows", bm.long_inputs.windows, "read inputs longer than the model's positions whole, as overlapping windows: explained window by window (--batch-size windows at a time) and stitched; the explained class and faithfulness from the windows' mean logits");
+  bm_cmd->add_option("--stride", bm.long_inputs.stride, "with --windows: word pieces between window starts (default: half a window)");
   bm.m.add(bm_cmd);
   // --metrics simulability (SMaT's protocol; docs/smat.md): students trained on the model's labels.
   bm.sim_options = {

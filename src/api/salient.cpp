@@ -7,6 +7,7 @@
 #include "data/dataset.h"
 #include "eval/classification.h"
 #include "eval/faithfulness.h"
+#include "explain/long_inputs.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -163,27 +164,23 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
     for (const auto& in : inputs) encs.push_back(tokenize(in));
     return predict(encs, batch_size);
   }
-  // Every window of every input in one list (batched together), then each input's mean logits.
-  std::vector<Encoding> encs;
-  std::vector<size_t> first(1, 0);
+  // Every window of every input through the model together, then each input's mean logits.
+  std::vector<TokenSequence> seqs;
+  std::vector<int64_t> windows;
   for (const auto& in : inputs) {
-    for (auto& w : windows_of(in, long_inputs).second) encs.push_back(std::move(w.encoding));
-    first.push_back(encs.size());
+    auto [whole, w] = windows_of(in, long_inputs);
+    seqs.push_back(to_sequence(whole));
+    windows.push_back(static_cast<int64_t>(w.size()));
   }
-  const std::vector<Prediction> per_window = predict(encs, batch_size);
+  const std::vector<std::vector<double>> logits = windowed_logits(clf_, seqs, long_inputs.stride, batch_size);
   std::vector<Prediction> out;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const double n = static_cast<double>(first[i + 1] - first[i]);
     Prediction p;
-    p.windows = static_cast<int64_t>(n);
+    p.windows = windows[i];
     if (config().num_labels == 1) {
-      double v = 0;
-      for (size_t k = first[i]; k < first[i + 1]; ++k) v += *per_window[k].value / n;
-      p.value = v;
+      p.value = logits[i][0];
     } else {
-      p.logits.assign(per_window[first[i]].logits.size(), 0.0);
-      for (size_t k = first[i]; k < first[i + 1]; ++k)
-        for (size_t c = 0; c < p.logits.size(); ++c) p.logits[c] += per_window[k].logits[c] / n;
+      p.logits = logits[i];
       const double top = *std::max_element(p.logits.begin(), p.logits.end());
       double z = 0;
       for (double l : p.logits) z += std::exp(l - top);
@@ -224,23 +221,7 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto [whole, windows] = windows_of(inputs[i], long_inputs);
       const int64_t t = fixed_target < 0 ? preds[i].label_id : fixed_target;
-      std::vector<std::vector<double>> scores;
-      nlohmann::json per_window = nlohmann::json::array();
-      Explanation first;
-      for (size_t s = 0; s < windows.size(); s += static_cast<size_t>(batch_size)) {
-        std::vector<const Encoding*> chunk;
-        for (size_t k = s; k < std::min(windows.size(), s + static_cast<size_t>(batch_size)); ++k)
-          chunk.push_back(&windows[k].encoding);
-        std::vector<Explanation> ex = explainer->explain(clf_, chunk, std::vector<int64_t>(chunk.size(), t), opts);
-        for (size_t k = 0; k < ex.size(); ++k) {
-          if (s + k == 0) first = ex[k];
-          per_window.push_back({{"start", windows[s + k].start}, {"tokens", chunk[k]->ids.size()}, {"extras", ex[k].extras}});
-          scores.push_back(std::move(ex[k].scores));
-        }
-      }
-      Explanation stitched = first;
-      stitched.scores = stitch_window_scores(windows, scores, whole.ids.size());
-      stitched.extras = {{"windows", per_window}};
+      const Explanation stitched = explain_windows(*explainer, clf_, windows, whole.ids.size(), t, opts, batch_size);
       out.push_back(explanation_json(clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
     }
     return out;

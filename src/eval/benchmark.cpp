@@ -17,6 +17,7 @@
 #include "dist/shards.h"
 #include "dist/world.h"
 #include "eval/plausibility.h"
+#include "explain/long_inputs.h"
 #include "smat/study.h"
 #include "util/error.h"
 #include "util/append_file.h"
@@ -164,6 +165,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
   if (a.bootstrap < 0) fail("--bootstrap: must be >= 0 (got {})", a.bootstrap);
   if (a.heatmaps < 0) fail("--heatmaps: must be >= 0 (got {})", a.heatmaps);
+  if (a.stride < 0) fail("--stride: must be >= 0 (got {})", a.stride);
+  if (a.stride != 0 && !a.windows) fail("--stride: only with --windows");
   const std::vector<std::string>& methods = a.methods;
   if (methods.empty()) fail("--methods: give at least one method");
   for (const auto& m : a.metrics) metric_info(m);  // unknown names fail before any work
@@ -186,12 +189,18 @@ std::string run_benchmark(const BenchmarkOptions& a) {
     for (const char* m : {"comprehensiveness", "sufficiency", "aopc_comprehensiveness", "aopc_sufficiency"})
       metrics.push_back(m);
   }
-  bool want_plaus = false, want_faith = false;
+  bool want_plaus = false, want_faith = false, want_aopc = false, want_curves = false;
   for (const auto& m : metrics) {
     const MetricInfo& info = metric_info(m);
     want_plaus |= info.family == "plausibility";
     want_faith |= info.family == "faithfulness";
+    want_aopc |= m.rfind("aopc_", 0) == 0;
+    want_curves |= m == "deletion_auc" || m == "insertion_auc";
   }
+  // Only the perturbed inputs the asked metrics need are scored (on long inputs read as windows the
+  // 20 deletion / insertion curve points dominate the cost).
+  if (!want_aopc) fopts.aopc_fractions.clear();
+  if (!want_curves) fopts.curve_steps = 0;
   if (want_plaus && !data.has_rationales())
     fail("--metrics: plausibility metrics need human rationales but '{}' has none (use faithfulness metrics only)",
          a.data_spec);
@@ -201,13 +210,41 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   const ModelOutput measured = clf.model.config().num_labels == 1 ? ModelOutput::Logit : metric_output;
   const size_t n = std::min<size_t>(data.records.size(), a.limit);
   std::vector<Encoding> encs;
-  for (size_t i = 0; i < n; ++i) encs.push_back(clf.encode(data.records[i].text, data.records[i].text_pair));
+  for (size_t i = 0; i < n; ++i) {
+    const Record& r = data.records[i];
+    if (a.windows && r.text_pair) fail("--windows: reads one text per example, but record '{}' is a pair", r.id);
+    // --windows: whole, untruncated (split into windows where explained and scored).
+    encs.push_back(a.windows ? clf.tokenizer.encode(r.text, std::nullopt, 0) : clf.encode(r.text, r.text_pair));
+  }
+  // The explained class of each example: the model's prediction (from the windows' mean logits).
+  auto predicted = [&](const std::vector<const Encoding*>& inputs) {
+    if (!a.windows) return predicted_classes(clf, inputs);
+    std::vector<TokenSequence> seqs;
+    for (const Encoding* e : inputs) seqs.push_back(to_sequence(*e));
+    std::vector<int64_t> classes;
+    for (const auto& l : windowed_logits(clf, seqs, a.stride, a.internal_batch))
+      classes.push_back(std::max_element(l.begin(), l.end()) - l.begin());
+    return classes;
+  };
 
-  // Resume: (example, method) pairs already in results.jsonl are skipped.
+  // Resume: (example, method) pairs already in results.jsonl with every faithfulness metric asked
+  // for are skipped (a run that asked for fewer did not compute the others).
   make_dirs(a.out_dir);
   if (dist::is_root()) remove_stale_temporaries(a.out_dir);  // a killed run's; live writers are kept
   const std::string results_path = join_path(a.out_dir, "results.jsonl");
   std::map<std::pair<size_t, std::string>, nlohmann::json> done = read_results(results_path, !dist::sharded());
+  for (auto it = done.begin(); it != done.end();) {
+    const size_t i = it->first.first;
+    const nlohmann::json& mj = it->second["metrics"];
+    const bool exempt = i >= n || [&] {  // an input without removable tokens has no faithfulness
+      const std::vector<bool> r = removable_positions(clf, encs[i]);
+      return std::find(r.begin(), r.end(), true) == r.end();
+    }();
+    const bool complete = exempt || std::all_of(metrics.begin(), metrics.end(), [&](const std::string& m) {
+      return metric_info(m).family != "faithfulness" || mj.contains(m);
+    });
+    it = complete ? std::next(it) : done.erase(it);
+  }
 
   // The lines of one method over examples [s, e): computed for the pairs not done; with
   // `with_done`, the pairs already done are written too (a sharded chunk holds all its lines).
@@ -222,10 +259,18 @@ std::string run_benchmark(const BenchmarkOptions& a) {
       }
     std::vector<nlohmann::json> computed;
     if (!todo.empty()) {
-      std::vector<int64_t> todo_targets = predicted_classes(clf, todo_encs);
+      std::vector<int64_t> todo_targets = predicted(todo_encs);
       PeakMemorySampler sampler;
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<Explanation> ex = explainers[method]->explain(clf, todo_encs, todo_targets, method_options[method]);
+      std::vector<Explanation> ex;
+      if (a.windows) {
+        for (size_t k = 0; k < todo.size(); ++k)
+          ex.push_back(explain_windows(*explainers[method], clf,
+                                       split_windows(*todo_encs[k], clf.model.config().max_tokens(), a.stride, "--stride"),
+                                       todo_encs[k]->ids.size(), todo_targets[k], method_options[method], a.batch_size));
+      } else {
+        ex = explainers[method]->explain(clf, todo_encs, todo_targets, method_options[method]);
+      }
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
                         double(todo.size());
       const double mem = sampler.stop();
@@ -262,8 +307,9 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         if (want_faith) {
           const int64_t target = ex[k].target;
           SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-            return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), measured,
-                                   a.internal_batch);
+            const std::vector<int64_t> targets(seqs.size(), target);
+            return a.windows ? score_sequences_windowed(clf, seqs, targets, measured, a.stride, a.internal_batch)
+                             : score_sequences(clf, seqs, targets, measured, a.internal_batch);
           };
           int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
           if (data.has_rationales()) {
@@ -275,10 +321,14 @@ std::string run_benchmark(const BenchmarkOptions& a) {
             FaithfulnessResult fr = evaluate_faithfulness(scorer, to_sequence(enc), ex[k].scores, removable, kk, fopts);
             m["comprehensiveness"] = fr.comprehensiveness;
             m["sufficiency"] = fr.sufficiency;
-            m["aopc_comprehensiveness"] = fr.aopc_comprehensiveness;
-            m["aopc_sufficiency"] = fr.aopc_sufficiency;
-            m["deletion_auc"] = fr.deletion_auc;
-            m["insertion_auc"] = fr.insertion_auc;
+            if (want_aopc) {
+              m["aopc_comprehensiveness"] = fr.aopc_comprehensiveness;
+              m["aopc_sufficiency"] = fr.aopc_sufficiency;
+            }
+            if (want_curves) {
+              m["deletion_auc"] = fr.deletion_auc;
+              m["insertion_auc"] = fr.insertion_auc;
+            }
           }
         }
         nlohmann::json line = explanation_json(clf, enc, ex[k], std::nullopt, false, rec.id);
@@ -313,7 +363,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         {"methods", methods}, {"metrics", metrics}, {"params", params}, {"examples", n},
         {"removal", static_cast<int>(fopts.removal)}, {"tie_seed", fopts.tie_seed},
         {"metric_output", model_output_name(metric_output)}, {"internal_batch", a.internal_batch},
-        {"batch_size", a.batch_size}};
+        {"batch_size", a.batch_size}, {"windows", a.windows}, {"stride", a.stride}};
     dist::run_sharded(costs, static_cast<size_t>(a.batch_size), results_path, settings, "benchmark",
                       [&](size_t s, size_t e) {
                         std::string chunk;
@@ -403,11 +453,14 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   const size_t shown = std::min<size_t>(n, a.heatmaps);
   torch::Tensor probs;
   if (shown > 0) {
-    std::vector<const Encoding*> first;
-    for (size_t i = 0; i < shown; ++i) first.push_back(&encs[i]);
-    torch::NoGradGuard no_grad;
-    Batch b = make_batch(first, clf.tokenizer.pad_id(), clf.model.device());
-    probs = torch::softmax(clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask), -1).cpu();
+    std::vector<TokenSequence> first;
+    for (size_t i = 0; i < shown; ++i) first.push_back(to_sequence(encs[i]));
+    const auto logits = a.windows ? windowed_logits(clf, first, a.stride, a.internal_batch)
+                                  : sequence_logits(clf, first, a.internal_batch);
+    probs = torch::empty({static_cast<int64_t>(shown), static_cast<int64_t>(logits[0].size())}, torch::kDouble);
+    for (size_t i = 0; i < shown; ++i)
+      for (size_t c = 0; c < logits[i].size(); ++c) probs[i][c] = logits[i][c];
+    probs = torch::softmax(probs, -1);
   }
   for (size_t i = 0; i < shown; ++i) {
     const Record& rec = data.records[i];

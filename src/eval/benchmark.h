@@ -46,6 +46,12 @@ struct BenchmarkOptions {
   int64_t internal_batch = 64;                           // rows per forward pass of the metrics
   uint64_t seed = 0;                                     // bootstrap
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;  // per-example metrics only
+  // Inputs longer than the model's positions read whole (explain/long_inputs.h): explained window
+  // by window (batch_size windows at a time) and stitched, the explained class and every
+  // faithfulness score taken from the windows' mean logits; plausibility over the whole input.
+  // stride 0: half a window. Off: inputs are cut at the model's positions.
+  bool windows = false;
+  int64_t stride = 0;
   SimulabilityOptions simulability;
 };
 

@@ -84,9 +84,10 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   }
   for (int64_t kk : aopc_k) add_pair(kk);
   FaithfulnessResult r;
-  const int64_t steps = std::max<int64_t>(options.curve_steps, 1);
+  if (options.curve_steps < 0) fail("evaluate_faithfulness: curve_steps must be >= 0, got {}", options.curve_steps);
+  const int64_t steps = options.curve_steps;
   std::vector<int64_t> curve_k;
-  for (int64_t s = 0; s <= steps; ++s) {
+  for (int64_t s = 0; steps > 0 && s <= steps; ++s) {
     const double f = double(s) / double(steps);
     r.curve_fractions.push_back(f);
     curve_k.push_back(static_cast<int64_t>(std::floor(f * double(n) + 1e-9)));

@@ -33,8 +33,8 @@ Removal parse_removal(const std::string& name);  // "mask" | "delete"
 struct FaithfulnessOptions {
   Removal removal = Removal::Mask;
   int64_t mask_id = 103;
-  std::vector<double> aopc_fractions = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
-  int64_t curve_steps = 20;  // deletion/insertion curves at fractions 0, 1/steps, …, 1
+  std::vector<double> aopc_fractions = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};  // empty: no AOPCs
+  int64_t curve_steps = 20;  // deletion/insertion curves at fractions 0, 1/steps, …, 1; 0: no curves
   uint64_t tie_seed = 0;     // order of tied scores (see above)
 };
 

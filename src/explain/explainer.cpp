@@ -225,58 +225,97 @@ std::vector<bool> removable_positions(const Classifier& clf, const Encoding& enc
   return r;
 }
 
-std::vector<double> score_sequences(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                    const std::vector<int64_t>& targets, ModelOutput output, int64_t batch_size) {
-  if (seqs.size() != targets.size()) fail("score_sequences: {} sequences but {} targets", seqs.size(), targets.size());
+namespace {
+
+// The logits of the sequences at `rows` (indices into seqs), in that order, in padded batches of
+// at most `batch_size`; use(index in `rows` of the batch's first, its logits [B, C] on the model's
+// device). No gradients.
+void batched_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs, const std::vector<size_t>& rows,
+                    int64_t batch_size, const std::function<void(size_t, const torch::Tensor&)>& use) {
   torch::NoGradGuard no_grad;
   batch_size = std::max<int64_t>(batch_size, 1);
-  // Identical (sequence, target) pairs are scored once: LIME and KernelSHAP draw the same coalition
-  // many times on short inputs (every one-token removal, the empty input), and the result is exact.
-  std::vector<size_t> unique_of(seqs.size()), uniques;
-  {
-    std::unordered_map<std::string, size_t> seen;
-    std::string key;
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      const uint64_t n = seqs[i].ids.size();  // length first, so ids and type ids cannot run into each other
-      key.assign(reinterpret_cast<const char*>(&n), sizeof(n));
-      key.append(reinterpret_cast<const char*>(seqs[i].ids.data()), seqs[i].ids.size() * sizeof(int64_t));
-      key.append(reinterpret_cast<const char*>(seqs[i].type_ids.data()), seqs[i].type_ids.size() * sizeof(int64_t));
-      key.append(reinterpret_cast<const char*>(&targets[i]), sizeof(int64_t));
-      auto [it, fresh] = seen.emplace(key, uniques.size());
-      if (fresh) uniques.push_back(i);
-      unique_of[i] = it->second;
-    }
-  }
-  // Sort by length so each padded batch wastes little; results go back to the input order.
-  std::vector<size_t> order = uniques;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() < seqs[b].ids.size(); });
-  std::vector<double> value(seqs.size());  // by sequence index, filled for the unique ones
   const int64_t pad = clf.tokenizer.pad_id();
-  for (size_t s = 0; s < order.size(); s += batch_size) {
-    const size_t e = std::min(order.size(), s + static_cast<size_t>(batch_size));
+  const torch::Device dev = clf.model.device();
+  for (size_t s = 0; s < rows.size(); s += batch_size) {
+    const size_t e = std::min(rows.size(), s + static_cast<size_t>(batch_size));
     int64_t L = 1;
-    for (size_t i = s; i < e; ++i) L = std::max<int64_t>(L, seqs[order[i]].ids.size());
+    for (size_t i = s; i < e; ++i) L = std::max<int64_t>(L, seqs[rows[i]].ids.size());
     const int64_t B = static_cast<int64_t>(e - s);
     auto ids = torch::full({B, L}, pad, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
          mask = torch::zeros({B, L}, torch::kLong);
-    auto tg = torch::empty({B}, torch::kLong);
     auto ia = ids.accessor<int64_t, 2>(), ta = types.accessor<int64_t, 2>(), ma = mask.accessor<int64_t, 2>();
     for (int64_t b = 0; b < B; ++b) {
-      const TokenSequence& q = seqs[order[s + b]];
+      const TokenSequence& q = seqs[rows[s + b]];
       for (size_t j = 0; j < q.ids.size(); ++j) {
         ia[b][j] = q.ids[j];
         ta[b][j] = j < q.type_ids.size() ? q.type_ids[j] : 0;
         ma[b][j] = 1;
       }
-      tg[b] = targets[order[s + b]];
     }
-    const torch::Device dev = clf.model.device();
-    torch::Tensor logits = explain::cls_logits(clf.model, ids.to(dev), types.to(dev), mask.to(dev));
-    torch::Tensor v = explain::target_output(logits, tg.to(dev), output).to(torch::kDouble).cpu().contiguous();
-    const double* vp = v.data_ptr<double>();
-    for (int64_t b = 0; b < B; ++b) value[order[s + b]] = vp[b];
+    use(s, explain::cls_logits(clf.model, ids.to(dev), types.to(dev), mask.to(dev)));
   }
+}
+
+// For each sequence the index (into the second list) of its first identical copy (by ids, type ids
+// and `key_extra`), and the first copies' sequence indices.
+std::pair<std::vector<size_t>, std::vector<size_t>> unique_sequences(const std::vector<TokenSequence>& seqs,
+                                                                     const std::vector<int64_t>* key_extra) {
+  std::vector<size_t> unique_of(seqs.size()), uniques;
+  std::unordered_map<std::string, size_t> seen;
+  std::string key;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const uint64_t n = seqs[i].ids.size();  // length first, so ids and type ids cannot run into each other
+    key.assign(reinterpret_cast<const char*>(&n), sizeof(n));
+    key.append(reinterpret_cast<const char*>(seqs[i].ids.data()), seqs[i].ids.size() * sizeof(int64_t));
+    key.append(reinterpret_cast<const char*>(seqs[i].type_ids.data()), seqs[i].type_ids.size() * sizeof(int64_t));
+    if (key_extra) key.append(reinterpret_cast<const char*>(&(*key_extra)[i]), sizeof(int64_t));
+    auto [it, fresh] = seen.emplace(key, uniques.size());
+    if (fresh) uniques.push_back(i);
+    unique_of[i] = it->second;
+  }
+  return {std::move(unique_of), std::move(uniques)};
+}
+
+// `rows` sorted by their sequences' length (stable), so each padded batch wastes little.
+std::vector<size_t> by_length(const std::vector<TokenSequence>& seqs, std::vector<size_t> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() < seqs[b].ids.size(); });
+  return rows;
+}
+
+}  // namespace
+
+std::vector<double> score_sequences(const Classifier& clf, const std::vector<TokenSequence>& seqs,
+                                    const std::vector<int64_t>& targets, ModelOutput output, int64_t batch_size) {
+  if (seqs.size() != targets.size()) fail("score_sequences: {} sequences but {} targets", seqs.size(), targets.size());
+  // Identical (sequence, target) pairs are scored once: LIME and KernelSHAP draw the same coalition
+  // many times on short inputs (every one-token removal, the empty input), and the result is exact.
+  const auto [unique_of, uniques] = unique_sequences(seqs, &targets);
+  const std::vector<size_t> rows = by_length(seqs, uniques);
+  std::vector<double> value(seqs.size());  // by sequence index, filled for the unique ones
+  batched_logits(clf, seqs, rows, batch_size, [&](size_t s, const torch::Tensor& logits) {
+    const int64_t B = logits.size(0);
+    auto tg = torch::empty({B}, torch::kLong);
+    for (int64_t b = 0; b < B; ++b) tg[b] = targets[rows[s + b]];
+    torch::Tensor v = explain::target_output(logits, tg.to(logits.device()), output).to(torch::kDouble).cpu().contiguous();
+    for (int64_t b = 0; b < B; ++b) value[rows[s + b]] = v.data_ptr<double>()[b];
+  });
   std::vector<double> out(seqs.size());
+  for (size_t i = 0; i < seqs.size(); ++i) out[i] = value[uniques[unique_of[i]]];
+  return out;
+}
+
+std::vector<std::vector<double>> sequence_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
+                                                 int64_t batch_size) {
+  const auto [unique_of, uniques] = unique_sequences(seqs, nullptr);
+  const std::vector<size_t> rows = by_length(seqs, uniques);
+  std::vector<std::vector<double>> value(seqs.size());
+  batched_logits(clf, seqs, rows, batch_size, [&](size_t s, const torch::Tensor& logits) {
+    torch::Tensor l = logits.to(torch::kDouble).cpu().contiguous();
+    const int64_t C = l.size(1);
+    for (int64_t b = 0; b < l.size(0); ++b)
+      value[rows[s + b]].assign(l.data_ptr<double>() + b * C, l.data_ptr<double>() + (b + 1) * C);
+  });
+  std::vector<std::vector<double>> out(seqs.size());
   for (size_t i = 0; i < seqs.size(); ++i) out[i] = value[uniques[unique_of[i]]];
   return out;
 }

@@ -138,6 +138,9 @@ nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, cons
 // perturbation methods (occlusion, LIME, KernelSHAP) and to bind the faithfulness metrics.
 std::vector<double> score_sequences(const Classifier& clf, const std::vector<TokenSequence>& seqs,
                                     const std::vector<int64_t>& targets, ModelOutput output, int64_t batch_size);
+// Every class's logit of each sequence, the same batching (identical sequences computed once).
+std::vector<std::vector<double>> sequence_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
+                                                 int64_t batch_size);
 TokenSequence to_sequence(const Encoding& enc);
 
 // Positions a method may perturb / score as features: every non-special token.

@@ -6,20 +6,27 @@
 
 namespace salient {
 
-std::vector<Window> split_windows(const Encoding& whole, int64_t max_tokens, int64_t stride, const std::string& where) {
-  const int64_t pieces = static_cast<int64_t>(whole.ids.size()) - 2;
-  if (pieces < 0) fail("{}: an encoding without [CLS] and [SEP]", where);
-  for (int64_t t : whole.type_ids)
-    if (t != 0) fail("{}: windows read one text, not a sentence pair", where);
+std::vector<int64_t> window_starts(int64_t pieces, int64_t max_tokens, int64_t stride, const std::string& where) {
   const int64_t capacity = max_tokens - 2;
   if (capacity < 1) fail("{}: the model's {} positions leave no room for a window", where, max_tokens);
   if (stride == 0) stride = std::max<int64_t>(1, capacity / 2);
   if (stride < 1 || stride > capacity)
     fail("{}: must be in [1, {}] (a window of this model holds {} word pieces), got {}", where, capacity, capacity, stride);
-  if (pieces <= capacity) return {{whole, 0}};
+  if (pieces <= capacity) return {0};
   std::vector<int64_t> starts;
   for (int64_t s = 0; s + capacity < pieces; s += stride) starts.push_back(s);
   starts.push_back(pieces - capacity);  // the last window ends at the last piece
+  return starts;
+}
+
+std::vector<Window> split_windows(const Encoding& whole, int64_t max_tokens, int64_t stride, const std::string& where) {
+  const int64_t pieces = static_cast<int64_t>(whole.ids.size()) - 2;
+  if (pieces < 0) fail("{}: an encoding without [CLS] and [SEP]", where);
+  for (int64_t t : whole.type_ids)
+    if (t != 0) fail("{}: windows read one text, not a sentence pair", where);
+  const std::vector<int64_t> starts = window_starts(pieces, max_tokens, stride, where);
+  if (starts.size() == 1) return {{whole, 0}};
+  const int64_t capacity = max_tokens - 2;
   std::vector<Window> out;
   for (int64_t s : starts) {
     Window w;

@@ -15,6 +15,11 @@ struct Window {
   int64_t start = 0;   // index of the window's first piece among the input's pieces
 };
 
+// Where each window starts among `pieces` word pieces, for a model of `max_tokens` positions: 0,
+// stride, 2·stride, ... and a last window ending at the last piece; {0} alone when they fit.
+// stride 0: half a window; else 1 ≤ stride ≤ max_tokens - 2 (errors name `where`).
+std::vector<int64_t> window_starts(int64_t pieces, int64_t max_tokens, int64_t stride, const std::string& where);
+
 // The windows of `whole` (one segment, [CLS] ... [SEP], untruncated) for a model of `max_tokens`
 // positions: starts 0, stride, 2·stride, ... and a last window ending at the last piece. One window,
 // `whole` itself, when it fits. stride 0: half a window; else 1 ≤ stride ≤ max_tokens - 2 (errors

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The explainer benchmark on the task models fine-tuned from the packaged pre-trained MiniLM
+# (issue #47; docs/explainers.md, "On the pre-trained task models"): every registered post-hoc
+# method, plus ExpNet as leave-one-task-out trained it for the task (runs/expnet/loto3-paper-minilm,
+# trained on the other two tasks), over the first LIMIT examples of each task's held-out split with
+# human rationales: plausibility (token F1 / AUROC / AUPRC) and faithfulness (comprehensiveness,
+# sufficiency and their AOPCs), seeded bootstrap 95% CIs, time per example.
+# ERASER reviews are read whole, as overlapping windows of the model's 512 positions (--windows);
+# occlusion, LIME and KernelSHAP are left out there (EXPENSIVE_ON_ERASER=1 keeps them): one pass per
+# piece or 1,000 samples of a review of about 1,000 pieces are some 4,000 windowed forward passes
+# per review and method, about 10 minutes of one core each.
+# Resumable (the benchmark skips the (example, method) pairs already in results.jsonl).
+#   [THREADS=1] [LIMIT=100] [ERASER_LIMIT=10] scripts/bench_pretrained.sh [sst2 hatexplain eraser]
+# Outputs: runs/bench/<task>-minilm/ (results.jsonl, summary.{md,csv,json}, heatmaps.html).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/salient}
+THREADS=${THREADS:-1}
+LIMIT=${LIMIT:-100}
+ERASER_LIMIT=${ERASER_LIMIT:-10}
+POST_HOC=random,saliency,grad_x_input,ig,raw_attention,attention_mean,attention_mean_last,rollout,attention_gradcam,cam,gae,attcat,lrp_partial,lrp_full,transformer_attribution,mgae
+METRICS=token_f1,token_auroc,token_auprc,comprehensiveness,sufficiency,aopc_comprehensiveness,aopc_sufficiency,time_ms
+LOTO=runs/expnet/loto3-paper-minilm
+
+bench() {  # task, data spec, limit, methods, extra options...
+  local task=$1 data=$2 limit=$3 methods=$4
+  shift 4
+  local model=models/$task-minilm expnet=$LOTO/expnet-heldout-$task
+  [ -f "$model/config.json" ] || { echo "$model/config.json not found (INIT=minilm scripts/train_models.sh $task)" >&2; exit 2; }
+  local extra=()
+  if [ -f "$expnet/expnet.json" ]; then methods+=",expnet"; extra+=(--expnet "$expnet"); fi
+  "$BIN" --threads "$THREADS" --quiet benchmark --model "$model" --data "$data" --limit "$limit" \
+    --methods "$methods" --metrics "$METRICS" ${extra[@]+"${extra[@]}"} "$@" --out "runs/bench/$task-minilm"
+}
+
+for task in "${@:-sst2 hatexplain eraser}"; do
+  for t in $task; do
+    case $t in
+      sst2) bench sst2 sst-trees:dev "$LIMIT" "$POST_HOC,occlusion,lime,kernel_shap" ;;
+      hatexplain) bench hatexplain hatexplain:test "$LIMIT" "$POST_HOC,occlusion,lime,kernel_shap" ;;
+      eraser)
+        m=$POST_HOC; [ "${EXPENSIVE_ON_ERASER:-0}" = 1 ] && m+=",occlusion,lime,kernel_shap"
+        bench eraser eraser:test "$ERASER_LIMIT" "$m" --windows --heatmaps 3 ;;
+      *) echo "unknown task '$t' (sst2, hatexplain, eraser)" >&2; exit 2 ;;
+    esac
+  done
+done
