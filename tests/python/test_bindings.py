@@ -132,6 +132,20 @@ def test_benchmark_returns_the_clis_summary_as_a_table(model_dir, run_cli, tmp_p
     assert isinstance(table, pandas.DataFrame)
 
 
+def test_benchmark_reads_long_inputs_as_windows_as_the_cli(model_dir, run_cli, tmp_path):
+    data = tmp_path / "long.jsonl"
+    review = "the acting is wooden but the ending is moving . " * 25  # 250 pieces: 128 positions hold 126
+    data.write_text(json.dumps({"text": review, "label": 1}) + "\n")
+    salient.benchmark(model_dir, str(data), ["saliency"], ["comprehensiveness"], out=tmp_path / "py", bootstrap=10,
+                      windows=True, stride=100)
+    run_cli(["benchmark", "--model", model_dir, "--data", str(data), "--methods", "saliency", "--metrics",
+             "comprehensiveness", "--bootstrap", "10", "--windows", "--stride", "100", "--out", str(tmp_path / "cli")])
+    got, want = [json.loads((tmp_path / d / "results.jsonl").read_text()) for d in ("py", "cli")]
+    assert len(got["token_scores"]) == 252 and got["extras"]["windows"][1]["start"] == 100
+    assert got["token_scores"] == pytest.approx(want["token_scores"], abs=1e-9)
+    assert got["metrics"]["comprehensiveness"] == pytest.approx(want["metrics"]["comprehensiveness"], abs=1e-9)
+
+
 def test_the_gil_is_released_while_cpp_explains(model_dir):
     m = salient.load(model_dir)
     text = "a charming and moving journey through a very long and winding story"
