@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The masked-LM loss and accuracy of the best predictor that ignores context (docs/pretraining.md):
+# The masked-LM loss and accuracy of the best predictor that ignores context (docs/results/pretraining.md):
 # at a [MASK] it can only give the pieces' unigram distribution; at a chosen piece left visible
 # (10% unchanged, 10% a random ordinary piece) it sees that piece and nothing else. An encoder
 # whose held-out MLM loss and accuracy sit at these values has learned nothing from context.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Is salient pretrain's plateau (docs/pretraining.md) salient's own? A synthetic corpus whose masked
+# Is salient pretrain's plateau (docs/results/pretraining.md) salient's own? A synthetic corpus whose masked
 # pieces are predictable only from context: each line is 6 random words (300 single-piece words of
 # the BERT vocabulary) written twice, so a masked word can be copied from 6 positions away. The
 # same model (2 layers, hidden 64, 4 heads, 64 tokens, batch 32, lr 1e-3) is trained by

@@ -14,7 +14,7 @@
 #      BASELINES (every registered post-hoc explainer but lime and kernel_shap: on these 4 x 256 models
 #      a first chunk of 8 ERASER documents alone would take about 2 hours (LIME) and 50 minutes
 #      (KernelSHAP), and the budget, checked between chunks, drops them on every task anyway;
-#      docs/pretraining.md).
+#      docs/results/pretraining.md).
 # Outputs: runs/expnet/loto3-paper<suffix>/, loto3-variant<suffix>/, ablation3-paper<suffix>/ (evaluate.json, report.md) and runs/attattr/sst2<suffix>/
 # (heads.json, prune.{json,md,svg}). A finished output is not redone; the ExpNet units resume.
 set -euo pipefail

@@ -3,7 +3,7 @@
 # BERT MLM on the task texts alone (the train splits of SST-2, CoLA, HateXplain and ERASER; no
 # dictionary text, dev and test texts removed) at the task models' shape (2 layers, hidden 128,
 # 4 heads, intermediate 512), 64 tokens, batch 32, peak lr 1e-3, no dropout, 16,000 steps, seed 13.
-# About 55 minutes on one thread (docs/pretraining.md, "Task text alone against the dictionaries").
+# About 55 minutes on one thread (docs/results/pretraining.md, "Task text alone against the dictionaries").
 #   scripts/pretrain_task_encoder.sh     → models/pretrained-small-tasks (resumes when re-run)
 # env: THREADS (1, as the documented encoder was made), BIN, OUT and RUNS (where the encoder and its
 #      logs go; default models/pretrained-small-tasks and runs/pretrain-small-tasks).

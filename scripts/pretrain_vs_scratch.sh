@@ -5,7 +5,7 @@
 #   INIT=models/pretrained scripts/pretrain_vs_scratch.sh [cola hatexplain sst2 eraser]
 # env: INIT (required), DROPOUT (fine-tuning dropout of both sides; default 0.1, as BERT's
 #      fine-tuning, also for an encoder pre-trained without dropout), PRE_SUFFIX (-pretrained),
-#      SCRATCH_SUFFIX (-scratch4), SCRATCH_LR (2e-4, the fine-tuning rate; see docs/pretraining.md),
+#      SCRATCH_SUFFIX (-scratch4), SCRATCH_LR (2e-4, the fine-tuning rate; see docs/results/pretraining.md),
 #      SEED (13, both sides; with other suffixes, to see the spread over seeds).
 # The scratch side takes the encoder's shape from $INIT/config.json. Models: models/<task><suffix>,
 # held-out metrics: runs/test_<task><suffix>.json; the table: $TABLE (default runs/pretrain_vs_scratch.md).

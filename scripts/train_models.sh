@@ -60,7 +60,7 @@ DROP=(--dropout "$DROPOUT" --attention-dropout "$DROPOUT")
 # SEED=N: the seed of every run (default 13), e.g. with another SUFFIX to measure the spread over seeds.
 # ERASER_FROM=sst2|encoder: ERASER is fine-tuned from the SST-2 model of the same INIT and SUFFIX
 # (default; made first if missing) or, with an encoder, from the encoder directly (far worse from
-# 1,599 documents: docs/pretraining.md).
+# 1,599 documents: docs/results/pretraining.md).
 ERASER_FROM=${ERASER_FROM:-sst2}
 case $ERASER_FROM in encoder|sst2) ;; *) echo "ERASER_FROM: '$ERASER_FROM' is not sst2 or encoder" >&2; exit 2 ;; esac
 [ "$ERASER_FROM" = encoder ] && [ "$INIT" = none ] &&
