@@ -19,7 +19,7 @@ E=(${MPI_PREFIX[@]+"${MPI_PREFIX[@]}"} "${S[@]}")  # bash < 4.4 calls an empty a
 # TASK_MODELS: which task models the sst2 and eraser experiments start from: encoder (default; the
 # docs' models/<task>, fine-tuned from the pre-trained encoder, outputs in runs/sst/<task>) or
 # scratch (models/<task>-scratch, INIT=none in scripts/train_models.sh, outputs in
-# runs/sst/<task>-scratch; docs/sst.md's text rows were measured on these, before 2026-11-28).
+# runs/sst/<task>-scratch; docs/results/sst.md's text rows were measured on these, before 2026-11-28).
 case ${TASK_MODELS:-encoder} in
   encoder) TM_SUFFIX= TM_INIT=() ;;
   scratch) TM_SUFFIX=-scratch TM_INIT=(INIT=none) ;;
