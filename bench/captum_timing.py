@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Time Captum 0.8 on the same model and inputs as bench_explain, for docs/explainers.md.
+"""Time Captum 0.8 on the same model and inputs as bench_explain, for docs/results/explainers.md.
 
 The BERT classifier is re-implemented here in plain PyTorch (the HF-format model directory is read
 from config.json + model.safetensors; no transformers needed), with the word embeddings as an
