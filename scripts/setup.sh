@@ -9,7 +9,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   python3-venv python3-matplotlib  # .venv-ref, the Python references (scripts/reference_env.sh; Captum imports matplotlib)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch  # the Python package (docs/python.md)
   python3-pytest-xdist  # the sanitized Python suite on every core (scripts/sanitize.sh)
-  libcpp-httplib-dev  # salient serve (docs/serve.md)
+  libcpp-httplib-dev curl  # salient serve (docs/serve.md) and its example client (examples/serve)
   libopenmpi-dev openmpi-bin  # mpirun -np N salient ... (docs/distributed.md)
   clang libclang-rt-14-dev  # the libFuzzer harnesses (scripts/fuzz.sh); the sanitizer runtimes are only a Recommends of clang
   libomp-dev  # LLVM's OpenMP runtime and its Archer tool, for ThreadSanitizer (scripts/tsan.sh)
