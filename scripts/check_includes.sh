@@ -3,6 +3,8 @@
 #   1. src/explain (the explainer registry and the post-hoc methods) includes no paper's folder
 #      (attattr/, expnet/, smat/, sst/): the learned explainers live with their papers.
 #   2. Headers below the papers (src/data, src/text, src/model, src/util) include no paper's folder.
+#   3. The public API (include/salient) includes no header of src/: only its own ("salient/...")
+#      and external ones (<...>), so a program needs nothing but the installed include/salient.
 # Prints every offending line and exits 1; silent and 0 when the tree keeps the rules.
 # Usage: scripts/check_includes.sh [ROOT]   (default: the repository)
 set -euo pipefail
@@ -21,4 +23,12 @@ check() {  # rule text, then folders
 }
 check "src/explain includes a paper's folder" src/explain
 check "a module below the papers includes a paper's folder" src/data src/text src/model src/util
+if [ -d "$ROOT/include/salient" ]; then
+  hits=$(cd "$ROOT" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' include/salient | grep -vE '#[[:space:]]*include[[:space:]]+"salient/' || true)
+  if [ -n "$hits" ]; then
+    echo "check_includes: the public API includes a header of src/:" >&2
+    echo "$hits" >&2
+    status=1
+  fi
+fi
 exit $status

@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "salient/salient.h"
+#include "explain/explainer.h"
+#include "model/classifier.h"
+#include "model/windows.h"
 #include "util/runtime.h"
 #include "test_util.h"
 

@@ -17,6 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "data/inputs.h"
+#include "data/dataset.h"
+#include "explain/explainer.h"
+#include "model/checkpoint.h"
+#include "model/classifier.h"
+#include "model/windows.h"
 #include "salient/salient.h"
 #include "util/error.h"
 #include "util/atomic_file.h"

@@ -3,21 +3,28 @@
 // Load a model directory (any supported family, Hugging Face layout), tokenize, predict, explain by
 // method name with parameters checked against the explainer registry, and evaluate on a dataset.
 // Everything below is a thin layer over the library (src/): errors are salient::Error with a
-// one-line message naming the argument or file.
+// one-line message naming the argument or file. This header and the ones it includes need no
+// header of src/ (scripts/check_includes.sh).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <torch/types.h>
 
-#include "data/dataset.h"
-#include "explain/explainer.h"
-#include "model/checkpoint.h"
-#include "model/classifier.h"
-#include "model/windows.h"
+#include "salient/encoding.h"
+#include "salient/load_options.h"
+#include "salient/methods.h"
 
 namespace salient {
+
+// The library's own types, for callers that also use src/'s headers.
+struct Classifier;
+struct ModelConfig;
+struct Dataset;
 
 // One input: a text (and optionally its pair), as a person types it.
 struct TextInput {
@@ -70,11 +77,11 @@ class Model {
   // loads too: forward(), tokenize() and attentions() read it; what needs the head (predict,
   // explain, evaluate, attattr, faithfulness) is a one-line error saying to fine-tune it first.
   static Model load(const std::string& dir, const LoadOptions& options = {});
-  explicit Model(Classifier classifier) : clf_(std::move(classifier)) {}
+  explicit Model(Classifier classifier);
   bool has_task_head() const { return has_task_head_; }
 
-  const Classifier& classifier() const { return clf_; }
-  const ModelConfig& config() const { return clf_.model.config(); }
+  const Classifier& classifier() const { return *clf_; }
+  const ModelConfig& config() const;
   std::vector<std::string> labels() const;
 
   // max_length 0: the model's limit.
@@ -140,9 +147,7 @@ class Model {
 
  private:
   void require_task_head() const;  // the one-line error for a base encoder
-  // The whole input, untruncated, and its windows (LongInputs).
-  std::pair<Encoding, std::vector<Window>> windows_of(const TextInput& input, const LongInputs& long_inputs) const;
-  Classifier clf_;
+  std::shared_ptr<const Classifier> clf_;  // shared by copies: a Model's methods do not change it
   bool has_task_head_ = true;
 };
 

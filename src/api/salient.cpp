@@ -8,6 +8,9 @@
 #include "eval/classification.h"
 #include "eval/faithfulness.h"
 #include "explain/long_inputs.h"
+#include "model/checkpoint.h"
+#include "model/classifier.h"
+#include "model/windows.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/io.h"
@@ -29,6 +32,10 @@ nlohmann::json Prediction::to_json() const {
   return j;
 }
 
+Model::Model(Classifier classifier) : clf_(std::make_shared<const Classifier>(std::move(classifier))) {}
+
+const ModelConfig& Model::config() const { return clf_->model.config(); }
+
 Model Model::load(const std::string& dir, const LoadOptions& options) {
   LoadOptions with_head = options;
   with_head.allow_new_head = true;  // a base encoder gets a placeholder head that nothing reads
@@ -42,7 +49,7 @@ Model Model::load(const std::string& dir, const LoadOptions& options) {
 void Model::require_task_head() const {
   if (!has_task_head_)
     fail("{}: no classification head (a base encoder: its hidden states and attentions can be read); "
-         "fine-tune it first (salient train --init {})", clf_.dir, clf_.dir);
+         "fine-tune it first (salient train --init {})", clf_->dir, clf_->dir);
 }
 
 ForwardOutputs Model::forward(const std::vector<Encoding>& inputs, bool hidden_states, bool attentions,
@@ -51,7 +58,7 @@ ForwardOutputs Model::forward(const std::vector<Encoding>& inputs, bool hidden_s
   if (inputs.empty()) fail("inputs: empty");
   size_t longest = 0;
   for (const auto& e : inputs) longest = std::max(longest, e.ids.size());
-  const int64_t pad = clf_.tokenizer.pad_id();
+  const int64_t pad = clf_->tokenizer.pad_id();
   // Pads a [b, l, ...] chunk to the overall longest input along `dims` (sequence axes).
   auto padded = [&](torch::Tensor t, std::initializer_list<int64_t> dims, double value) {
     for (int64_t d : dims) {
@@ -69,11 +76,11 @@ ForwardOutputs Model::forward(const std::vector<Encoding>& inputs, bool hidden_s
   for (size_t s = 0; s < inputs.size(); s += static_cast<size_t>(batch_size)) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(inputs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&inputs[i]);
-    Batch b = make_batch(chunk, pad, clf_.model.device());
+    Batch b = make_batch(chunk, pad, clf_->model.device());
     ForwardRequest req = forward_request(b);
     req.want_hidden_states = hidden_states;
     req.want_attentions = attentions;
-    const ForwardResult r = clf_.model.forward(req);
+    const ForwardResult r = clf_->model.forward(req);
     auto cpu = [](const torch::Tensor& t) { return t.to(torch::kCPU, torch::kFloat32); };
     ids.push_back(padded(b.input_ids.cpu(), {1}, static_cast<double>(pad)));
     types.push_back(padded(b.token_type_ids.cpu(), {1}, 0));
@@ -104,13 +111,13 @@ ForwardOutputs Model::forward(const std::vector<Encoding>& inputs, bool hidden_s
 
 std::vector<std::string> Model::labels() const {
   std::vector<std::string> names;
-  for (int64_t i = 0; i < config().num_labels; ++i) names.push_back(clf_.label_name(i));
+  for (int64_t i = 0; i < config().num_labels; ++i) names.push_back(clf_->label_name(i));
   return names;
 }
 
 Encoding Model::tokenize(const TextInput& input, int max_length) const {
   if (max_length < 0) fail("max_length: must be >= 0 (got {})", max_length);
-  return clf_.encode(input.text, input.text_pair, max_length);
+  return clf_->encode(input.text, input.text_pair, max_length);
 }
 
 std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int64_t batch_size) const {
@@ -121,8 +128,8 @@ std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int6
   for (size_t s = 0; s < inputs.size(); s += static_cast<size_t>(batch_size)) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(inputs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&inputs[i]);
-    Batch b = make_batch(chunk, clf_.tokenizer.pad_id(), clf_.model.device());
-    torch::Tensor logits = clf_.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
+    Batch b = make_batch(chunk, clf_->tokenizer.pad_id(), clf_->model.device());
+    torch::Tensor logits = clf_->model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
     torch::Tensor probs = torch::softmax(logits, -1);
     for (size_t i = 0; i < chunk.size(); ++i) {
       Prediction p;
@@ -132,7 +139,7 @@ std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int6
         p.value = l[0].item<double>();
       } else {
         p.label_id = q.argmax().item<int64_t>();
-        p.label = clf_.label_name(p.label_id);
+        p.label = clf_->label_name(p.label_id);
         p.logits.assign(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
         p.probs.assign(q.data_ptr<double>(), q.data_ptr<double>() + q.numel());
       }
@@ -149,12 +156,16 @@ void check_long_inputs(const LongInputs& l) {
 }
 }  // namespace
 
-std::pair<Encoding, std::vector<Window>> Model::windows_of(const TextInput& input, const LongInputs& long_inputs) const {
+namespace {
+// The whole input, untruncated, and its windows (LongInputs).
+std::pair<Encoding, std::vector<Window>> windows_of(const Classifier& clf, const TextInput& input,
+                                                    const LongInputs& long_inputs) {
   if (input.text_pair) fail("text_pair: windows read one text, not a sentence pair");
-  Encoding whole = clf_.tokenizer.encode(input.text, std::nullopt, 0);
-  std::vector<Window> windows = split_windows(whole, config().max_tokens(), long_inputs.stride, "stride");
+  Encoding whole = clf.tokenizer.encode(input.text, std::nullopt, 0);
+  std::vector<Window> windows = split_windows(whole, clf.model.config().max_tokens(), long_inputs.stride, "stride");
   return {std::move(whole), std::move(windows)};
 }
+}  // namespace
 
 std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int64_t batch_size,
                                        const LongInputs& long_inputs) const {
@@ -168,11 +179,11 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
   std::vector<TokenSequence> seqs;
   std::vector<int64_t> windows;
   for (const auto& in : inputs) {
-    auto [whole, w] = windows_of(in, long_inputs);
+    auto [whole, w] = windows_of(*clf_, in, long_inputs);
     seqs.push_back(to_sequence(whole));
     windows.push_back(static_cast<int64_t>(w.size()));
   }
-  const std::vector<std::vector<double>> logits = windowed_logits(clf_, seqs, long_inputs.stride, batch_size);
+  const std::vector<std::vector<double>> logits = windowed_logits(*clf_, seqs, long_inputs.stride, batch_size);
   std::vector<Prediction> out;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Prediction p;
@@ -186,7 +197,7 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
       for (double l : p.logits) z += std::exp(l - top);
       for (double l : p.logits) p.probs.push_back(std::exp(l - top) / z);
       p.label_id = std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin();
-      p.label = clf_.label_name(p.label_id);
+      p.label = clf_->label_name(p.label_id);
     }
     out.push_back(std::move(p));
   }
@@ -219,10 +230,10 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
         fixed_target < 0 ? predict(inputs, batch_size, long_inputs) : std::vector<Prediction>();
     std::vector<nlohmann::json> out;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      auto [whole, windows] = windows_of(inputs[i], long_inputs);
+      auto [whole, windows] = windows_of(*clf_, inputs[i], long_inputs);
       const int64_t t = fixed_target < 0 ? preds[i].label_id : fixed_target;
-      const Explanation stitched = explain_windows(*explainer, clf_, windows, whole.ids.size(), t, opts, batch_size);
-      out.push_back(explanation_json(clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
+      const Explanation stitched = explain_windows(*explainer, *clf_, windows, whole.ids.size(), t, opts, batch_size);
+      out.push_back(explanation_json(*clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
     }
     return out;
   }
@@ -233,10 +244,10 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(encs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&encs[i]);
     std::vector<int64_t> targets =
-        fixed_target < 0 ? predicted_classes(clf_, chunk) : std::vector<int64_t>(chunk.size(), fixed_target);
-    std::vector<Explanation> ex = explainer->explain(clf_, chunk, targets, opts);
+        fixed_target < 0 ? predicted_classes(*clf_, chunk) : std::vector<int64_t>(chunk.size(), fixed_target);
+    std::vector<Explanation> ex = explainer->explain(*clf_, chunk, targets, opts);
     for (size_t i = 0; i < chunk.size(); ++i)
-      out.push_back(explanation_json(clf_, *chunk[i], ex[i], inputs[s + i].text, /*word_max=*/false));
+      out.push_back(explanation_json(*clf_, *chunk[i], ex[i], inputs[s + i].text, /*word_max=*/false));
   }
   return out;
 }
@@ -252,11 +263,11 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
   const ModelOutput measured = parse_model_output(output);
   FaithfulnessOptions fopts;
   fopts.removal = parse_removal(removal);
-  fopts.mask_id = clf_.tokenizer.mask_id();
-  const std::vector<bool> removable = removable_positions(clf_, enc);
+  fopts.mask_id = clf_->tokenizer.mask_id();
+  const std::vector<bool> removable = removable_positions(*clf_, enc);
   if (std::count(removable.begin(), removable.end(), true) == 0) fail("input: no token that can be removed");
   SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-    return score_sequences(clf_, seqs, std::vector<int64_t>(seqs.size(), target), measured, 64);
+    return score_sequences(*clf_, seqs, std::vector<int64_t>(seqs.size(), target), measured, 64);
   };
   const FaithfulnessResult r = evaluate_faithfulness(scorer, to_sequence(enc), token_scores, removable, k, fopts);
   return {{"output", model_output_name(measured)},
@@ -273,11 +284,11 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
 
 std::vector<std::vector<std::vector<std::vector<double>>>> Model::attentions(const TextInput& input) const {
   const Encoding enc = tokenize(input);
-  Batch b = make_batch(std::vector<Encoding>{enc}, clf_.tokenizer.pad_id(), clf_.model.device());
+  Batch b = make_batch(std::vector<Encoding>{enc}, clf_->tokenizer.pad_id(), clf_->model.device());
   torch::NoGradGuard no_grad;
   ForwardRequest req = forward_request(b);
   req.want_attentions = true;
-  const ForwardResult r = clf_.model.forward(req);
+  const ForwardResult r = clf_->model.forward(req);
   std::vector<std::vector<std::vector<std::vector<double>>>> out;
   for (const torch::Tensor& layer : r.attentions) {
     const torch::Tensor a = layer[0].to(torch::kCPU, torch::kFloat64).contiguous();  // [H, L, L]
@@ -313,14 +324,14 @@ nlohmann::json Model::attattr(const TextInput& input, const std::string& target,
                               nlohmann::json* tree, double tau) const {
   require_task_head();
   torch::AutoGradMode grad_on(true);  // as explain()
-  const attattr::AttributionOptions o = attribution_options(clf_.model, options);
+  const attattr::AttributionOptions o = attribution_options(clf_->model, options);
   if (tree && !options.layers.empty()) fail("layers: the attribution tree needs every layer");
   if (tree && !(tau > 0)) fail("tau: must be positive (got {})", tau);
   const int64_t t = target == "pred" ? -1 : config().label_id(target);
   const Encoding e = tokenize(input);
-  const attattr::AttributionResult r = attattr::attribute(clf_.model, ids_row(e.ids), ids_row(e.type_ids), t, o);
-  if (tree) *tree = attattr::tree_json(clf_, e, r, o, tau, tau, -1);
-  return attattr::attribution_json(clf_, e, r, o, attattr::checked_layers(clf_.model, o));
+  const attattr::AttributionResult r = attattr::attribute(clf_->model, ids_row(e.ids), ids_row(e.type_ids), t, o);
+  if (tree) *tree = attattr::tree_json(*clf_, e, r, o, tau, tau, -1);
+  return attattr::attribution_json(*clf_, e, r, o, attattr::checked_layers(clf_->model, o));
 }
 
 nlohmann::json Model::attattr_tree(const TextInput& input, const std::string& target, double tau,
@@ -338,10 +349,10 @@ nlohmann::json Model::attattr_heads(const std::string& data, int64_t limit, cons
   torch::AutoGradMode grad_on(true);  // Taylor scores and AttAttr need gradients, as explain()
   if (target != "gold" && target != "pred") fail("target: must be gold or pred (got '{}')", target);
   if (limit < 0) fail("limit: must be >= 0 (got {})", limit);
-  const attattr::AttributionOptions o = attribution_options(clf_.model, options);
+  const attattr::AttributionOptions o = attribution_options(clf_->model, options);
   const attattr::LabelledSet set =
-      attattr::load_labelled_set(clf_, data, data_dir.empty() ? shared_data_dir() : data_dir, limit, "data");
-  nlohmann::json j = attattr::head_scores_json(clf_, set, o, target == "gold", 32, seed);
+      attattr::load_labelled_set(*clf_, data, data_dir.empty() ? shared_data_dir() : data_dir, limit, "data");
+  nlohmann::json j = attattr::head_scores_json(*clf_, set, o, target == "gold", 32, seed);
   j["data"] = data;
   return j;
 }
@@ -352,13 +363,13 @@ nlohmann::json Model::attattr_prune(const std::string& eval_data, const nlohmann
   require_task_head();
   torch::AutoGradMode grad_on(true);  // Taylor scores and AttAttr need gradients, as explain()
   if (steps <= 0) fail("steps: must be positive (got {})", steps);
-  if (layer < -1 || layer >= clf_.model.num_layers())
-    fail("layer: {} out of range (-1 for none, or 0..{})", layer, clf_.model.num_layers() - 1);
+  if (layer < -1 || layer >= clf_->model.num_layers())
+    fail("layer: {} out of range (-1 for none, or 0..{})", layer, clf_->model.num_layers() - 1);
   const nlohmann::json scores =
       head_scores.is_null() ? attattr_heads(data, limit, target, options, data_dir, seed) : head_scores;
   const attattr::LabelledSet eval =
-      attattr::load_labelled_set(clf_, eval_data, data_dir.empty() ? shared_data_dir() : data_dir, 0, "eval_data");
-  return attattr::pruning_json(clf_, scores, "head_scores", eval, eval_data, steps, layer);
+      attattr::load_labelled_set(*clf_, eval_data, data_dir.empty() ? shared_data_dir() : data_dir, 0, "eval_data");
+  return attattr::pruning_json(*clf_, scores, "head_scores", eval, eval_data, steps, layer);
 }
 
 nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_dir, int64_t batch_size,
@@ -395,12 +406,12 @@ nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t 
   }
   const int64_t length = max_length > 0 ? max_length : config().max_tokens();
   if (config().num_labels == 1) {
-    const RegressionMetrics m = evaluate_regressor(clf_, data, length, batch_size);
+    const RegressionMetrics m = evaluate_regressor(*clf_, data, length, batch_size);
     return {{"data", data.name}, {"examples", m.count}, {"pearson", m.pearson}, {"mse", m.mse}, {"max_length", length}};
   }
   for (size_t i = 0; i < data.records.size(); ++i)
     if (data.records[i].label < 0) fail("--data: '{}' record {} has no label", data.name, i + 1);
-  const ClassificationMetrics m = evaluate_classifier(clf_, data, length, batch_size);
+  const ClassificationMetrics m = evaluate_classifier(*clf_, data, length, batch_size);
   return {{"data", data.name}, {"examples", m.count}, {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1},
           {"mcc", m.mcc}, {"max_length", length}};
 }

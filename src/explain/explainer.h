@@ -15,6 +15,7 @@
 
 #include "eval/faithfulness.h"
 #include "model/classifier.h"
+#include "salient/methods.h"
 
 namespace salient {
 
@@ -48,26 +49,6 @@ struct Explanation {
 // A parameter's command-line flag: --name with '_' written '-'.
 std::string param_flag(const std::string& name);
 
-// One parameter a method takes.
-struct ParamSpec {
-  enum class Type { Int, Number, String };
-  std::string name;
-  Type type = Type::String;
-  // The value used when none is given; null when the method derives it from the input (the doc
-  // says how, e.g. kernel_shap's sample budget 2d + 2048) or needs it given (expnet's artifact).
-  nlohmann::json default_value;
-  double min = -std::numeric_limits<double>::infinity(), max = std::numeric_limits<double>::infinity();
-  std::vector<std::string> choices;  // allowed strings; empty = any
-  std::string doc;
-
-  std::string flag() const;
-  std::string type_name() const;  // int | number | string
-  // "--steps (int ≥ 2, default 50): integration points" — for --list and docs.
-  std::string describe() const;
-};
-
-struct ExplainerInfo;
-
 class Explainer {
  public:
   virtual ~Explainer() = default;
@@ -95,14 +76,6 @@ class Explainer {
  private:
   friend std::unique_ptr<Explainer> make_explainer(const std::string& name);
   const ExplainerInfo* info_ = nullptr;
-};
-
-struct ExplainerInfo {
-  std::string name;
-  std::string family;  // baseline | gradient | perturbation | attention | lrp | learned
-  std::string summary;
-  std::vector<ParamSpec> params;
-  std::function<std::unique_ptr<Explainer>()> make;
 };
 
 // options.params checked against info's declarations and completed with the defaults.

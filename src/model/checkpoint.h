@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/safetensors.h"
+#include "salient/load_options.h"
 #include "model/transformer.h"
 
 namespace salient {
@@ -16,23 +17,6 @@ struct LoadReport {
   std::vector<std::string> missing;      // HF names the model needs but the file lacks
   std::vector<std::string> unexpected;   // names in the file the model does not use
   std::vector<std::string> initialised;  // missing head weights that were randomly initialised
-};
-
-struct LoadOptions {
-  // A checkpoint without a classification head (a base model) gets a fresh, seeded head instead of
-  // an error. Used when fine-tuning.
-  bool allow_new_head = false;
-  uint64_t seed = 0;
-  // Overrides config.json's labels (fine-tuning a base model on a task with other labels).
-  std::vector<std::string> labels;
-  // Overrides config.json's head input (ModelConfig::pooling); head weights the new pooling needs
-  // and the file lacks are initialised when allow_new_head is set.
-  std::optional<std::string> pooling;
-  // Override config.json's hidden_dropout_prob / attention_probs_dropout_prob (fine-tuning with
-  // another dropout than the checkpoint was trained with).
-  std::optional<double> hidden_dropout, attention_dropout;
-  // Where the weights go; unset: default_device() (util/runtime.h: --device, $SALIENT_DEVICE).
-  std::optional<torch::Device> device;
 };
 
 // The sequence-classification head's weights (pooler, pre_classifier, classifier, scalar mix): what a checkpoint

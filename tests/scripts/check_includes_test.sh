@@ -19,4 +19,13 @@ printf '#include "sst/data.h"\n' > "$tmp/src/data/images.cpp"
 if "$REPO/scripts/check_includes.sh" "$tmp" 2>/dev/null; then
   echo "check_includes_test: a paper include below the papers was not reported" >&2; exit 1
 fi
+rm "$tmp/src/data/images.cpp"
+mkdir -p "$tmp/include/salient"
+printf '#include <vector>\n#include "salient/encoding.h"\n' > "$tmp/include/salient/api.h"
+"$REPO/scripts/check_includes.sh" "$tmp"
+printf '#include "salient/encoding.h"\n#include "model/classifier.h"\n' > "$tmp/include/salient/api.h"
+if out=$("$REPO/scripts/check_includes.sh" "$tmp" 2>&1); then
+  echo "check_includes_test: a src/ include in the public API was not reported" >&2; exit 1
+fi
+grep -q 'api.h:2:.*model/classifier.h' <<< "$out" || { echo "check_includes_test: unexpected report: $out" >&2; exit 1; }
 echo "check_includes_test: ok"
