@@ -10,16 +10,25 @@
 # piece or 1,000 samples of a review of about 1,000 pieces are some 4,000 windowed forward passes
 # per review and method, about 10 minutes of one core each.
 # Resumable (the benchmark skips the (example, method) pairs already in results.jsonl).
-#   [THREADS=1] [LIMIT=100] [ERASER_LIMIT=10] scripts/bench_pretrained.sh [sst2 hatexplain eraser]
-# Outputs: runs/bench/<task>-minilm/ (results.jsonl, summary.{md,csv,json}, heatmaps.html).
+# TIMING=1: the time per example alone, on nothing else running, 2 threads, over the first 10
+# examples (2 ERASER reviews), metrics time_ms only, into runs/bench/timing/<task>-minilm (the
+# quality runs share the machine, so their own times are not reported).
+#   [THREADS=1] [LIMIT=100] [ERASER_LIMIT=10] [TIMING=1] scripts/bench_pretrained.sh [sst2 hatexplain eraser]
+# Outputs: runs/bench/<task>-minilm/ (results.jsonl, summary.{md,csv,json}, heatmaps.html);
+# scripts/bench_table.py RUN [--timing runs/bench/timing/<task>-minilm] makes the docs' table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
 THREADS=${THREADS:-1}
 LIMIT=${LIMIT:-100}
 ERASER_LIMIT=${ERASER_LIMIT:-10}
+OUT=runs/bench
+if [ "${TIMING:-0}" = 1 ]; then
+  THREADS=${THREADS_TIMING:-2} LIMIT=10 ERASER_LIMIT=2 OUT=runs/bench/timing
+fi
 POST_HOC=random,saliency,grad_x_input,ig,raw_attention,attention_mean,attention_mean_last,rollout,attention_gradcam,cam,gae,attcat,lrp_partial,lrp_full,transformer_attribution,mgae
 METRICS=token_f1,token_auroc,token_auprc,comprehensiveness,sufficiency,aopc_comprehensiveness,aopc_sufficiency,time_ms
+[ "${TIMING:-0}" = 1 ] && METRICS=time_ms
 LOTO=runs/expnet/loto3-paper-minilm
 
 bench() {  # task, data spec, limit, methods, extra options...
@@ -30,7 +39,7 @@ bench() {  # task, data spec, limit, methods, extra options...
   local extra=()
   if [ -f "$expnet/expnet.json" ]; then methods+=",expnet"; extra+=(--expnet "$expnet"); fi
   "$BIN" --threads "$THREADS" --quiet benchmark --model "$model" --data "$data" --limit "$limit" \
-    --methods "$methods" --metrics "$METRICS" ${extra[@]+"${extra[@]}"} "$@" --out "runs/bench/$task-minilm"
+    --methods "$methods" --metrics "$METRICS" ${extra[@]+"${extra[@]}"} "$@" --out "$OUT/$task-minilm"
 }
 
 for task in "${@:-sst2 hatexplain eraser}"; do
