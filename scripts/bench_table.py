@@ -5,6 +5,8 @@ metrics where lower is better). With --timing DIR, the ms per example of another
 timing run over fewer examples) replaces the run's own.
 
     python3 scripts/bench_table.py runs/bench/sst2-minilm [--timing runs/bench/timing/sst2-minilm]
+    python3 scripts/bench_table.py --combine runs/bench/sst2-minilm runs/bench/hatexplain-minilm ...
+        (one row per method: token F1 and AOPC comprehensiveness on each run, means, best in bold)
 """
 import argparse
 import json
@@ -28,7 +30,36 @@ def load(path):
         return json.load(f)
 
 
+def combined(runs):
+    summaries = [load(r) for r in runs]
+    metrics = [("token_f1", "token F1"), ("aopc_comprehensiveness", "AOPC comp.")]
+    methods = []
+    for s in summaries:
+        methods += [m for m in s["methods"] if m not in methods]
+    header = ["method"]
+    for s in summaries:
+        header += [f"{s['data']}: {h}" for _, h in metrics]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    best = [{m: max((x[m]["mean"] for x in s["methods"].values() if m in x and x[m]["mean"] is not None), default=None)
+             for m, _ in metrics} for s in summaries]
+    for name in methods:
+        row = [name]
+        for s, b in zip(summaries, best):
+            for m, _ in metrics:
+                v = s["methods"].get(name, {}).get(m)
+                if not v or v["mean"] is None:
+                    row.append("–")
+                    continue
+                cell = f"{v['mean']:.3f}"
+                row.append(f"**{cell}**" if math.isclose(v["mean"], b[m], abs_tol=5e-4) else cell)
+        print("| " + " | ".join(row) + " |")
+    print("\n" + "; ".join(f"{s['data']}: {s['examples']} examples, {s['model']}" for s in summaries) + ".")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--combine":
+        return combined(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", help="benchmark output directory (holds summary.json)")
     ap.add_argument("--timing", help="another run's directory whose time_ms to show")
