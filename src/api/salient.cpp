@@ -179,9 +179,10 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
   std::vector<TokenSequence> seqs;
   std::vector<int64_t> windows;
   for (const auto& in : inputs) {
-    auto [whole, w] = windows_of(*clf_, in, long_inputs);
-    seqs.push_back(to_sequence(whole));
-    windows.push_back(static_cast<int64_t>(w.size()));
+    if (in.text_pair) fail("text_pair: windows read one text, not a sentence pair");
+    seqs.push_back(to_sequence(clf_->tokenizer.encode(in.text, std::nullopt, 0)));
+    windows.push_back(static_cast<int64_t>(
+        window_starts(static_cast<int64_t>(seqs.back().ids.size()) - 2, config().max_tokens(), long_inputs.stride, "stride").size()));
   }
   const std::vector<std::vector<double>> logits = windowed_logits(*clf_, seqs, long_inputs.stride, batch_size);
   std::vector<Prediction> out;
@@ -192,10 +193,7 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
       p.value = logits[i][0];
     } else {
       p.logits = logits[i];
-      const double top = *std::max_element(p.logits.begin(), p.logits.end());
-      double z = 0;
-      for (double l : p.logits) z += std::exp(l - top);
-      for (double l : p.logits) p.probs.push_back(std::exp(l - top) / z);
+      p.probs = softmax_of(p.logits);
       p.label_id = std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin();
       p.label = clf_->label_name(p.label_id);
     }

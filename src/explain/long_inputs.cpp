@@ -46,6 +46,15 @@ std::vector<std::vector<double>> windowed_logits(const Classifier& clf, const st
   return out;
 }
 
+std::vector<double> softmax_of(const std::vector<double>& logits) {
+  const double top = *std::max_element(logits.begin(), logits.end());
+  double z = 0;
+  for (double v : logits) z += std::exp(v - top);
+  std::vector<double> p;
+  for (double v : logits) p.push_back(std::exp(v - top) / z);
+  return p;
+}
+
 std::vector<double> score_sequences_windowed(const Classifier& clf, const std::vector<TokenSequence>& seqs,
                                              const std::vector<int64_t>& targets, ModelOutput output, int64_t stride,
                                              int64_t batch_size) {
@@ -56,14 +65,7 @@ std::vector<double> score_sequences_windowed(const Classifier& clf, const std::v
     const std::vector<double>& l = logits[i];
     const auto t = static_cast<size_t>(targets[i]);
     if (t >= l.size()) fail("score_sequences: class {} out of range (the model has {})", targets[i], l.size());
-    if (output == ModelOutput::Logit) {
-      out.push_back(l[t]);
-      continue;
-    }
-    const double top = *std::max_element(l.begin(), l.end());
-    double z = 0;
-    for (double v : l) z += std::exp(v - top);
-    out.push_back(std::exp(l[t] - top) / z);
+    out.push_back(output == ModelOutput::Logit ? l[t] : softmax_of(l)[t]);
   }
   return out;
 }

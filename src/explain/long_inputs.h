@@ -21,6 +21,9 @@ std::vector<TokenSequence> window_sequences(const TokenSequence& whole, int64_t 
 std::vector<std::vector<double>> windowed_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
                                                  int64_t stride, int64_t batch_size);
 
+// The softmax of one input's (mean) logits, in double precision.
+std::vector<double> softmax_of(const std::vector<double>& logits);
+
 // score_sequences over windows: the target class's mean logit, or its softmax probability under the
 // mean logits.
 std::vector<double> score_sequences_windowed(const Classifier& clf, const std::vector<TokenSequence>& seqs,
