@@ -15,17 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/benchmark.h"
-#include "eval/plausibility.h"
-#include "expnet/expnet.h"
+#include "salient/metrics.h"
+#include "salient/runtime.h"
 #include "salient/salient.h"
-#include "smat/study.h"
-#include "sst/evaluate.h"
-#include "sst/train.h"
-#include "util/io.h"
-#include "util/memory.h"
-#include "util/not_found.h"
-#include "util/runtime.h"
+#include "salient/studies.h"
+#include "salient/version.h"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -134,171 +128,6 @@ py::dict encoding_dict(const salient::Encoding& e) {
   return d;
 }
 
-// Keyword options onto a C++ options struct, one setter per name (the CLI flag's name with
-// underscores). An unknown name is a TypeError listing the valid ones; a value of the wrong type a
-// TypeError naming the option; a value out of range the library's ValueError.
-template <class T>
-using Setters = std::map<std::string, std::function<void(T&, const py::handle&)>>;
-
-template <class T, class V>
-std::function<void(T&, const py::handle&)> field(V T::*member) {
-  return [member](T& o, const py::handle& v) { o.*member = v.cast<V>(); };
-}
-
-template <class T>
-void apply_options(T& target, const Setters<T>& setters, const py::dict& options, const std::string& where) {
-  for (const auto& kv : options) {
-    const std::string name = py::str(kv.first);
-    const auto it = setters.find(name);
-    if (it == setters.end()) {
-      std::string valid;
-      for (const auto& s : setters) valid += (valid.empty() ? "" : ", ") + s.first;
-      throw py::type_error(where + ": unknown option '" + name + "' (valid: " + valid + ")");
-    }
-    try {
-      it->second(target, kv.second);
-    } catch (const py::cast_error&) {
-      throw py::type_error(where + ": option '" + name + "' has the wrong type (" +
-                           std::string(py::str(kv.second.get_type().attr("__name__"))) + ")");
-    }
-  }
-}
-
-// `salient smat train | evaluate`'s options: the simulation setup, the student, the static
-// explainers' settings.
-struct SmatOptions {
-  salient::smat::SimulationSetup setup;
-  salient::smat::StudentOptions student;
-  salient::smat::StaticExplainerOptions statics;
-};
-
-const Setters<SmatOptions>& smat_setters() {
-  using O = SmatOptions;
-  static const Setters<O> s = {
-      {"teacher", [](O& o, const py::handle& v) { o.setup.teacher = v.cast<std::string>(); }},
-      {"student_init", [](O& o, const py::handle& v) { o.setup.student_init = v.cast<std::string>(); }},
-      {"student_dropout", [](O& o, const py::handle& v) { o.setup.student_dropout = v.cast<double>(); }},
-      {"pool", [](O& o, const py::handle& v) { o.setup.pool = v.cast<std::string>(); }},
-      {"test_pool", [](O& o, const py::handle& v) { o.setup.test_pool = v.cast<std::string>(); }},
-      {"valid_pool", [](O& o, const py::handle& v) { o.setup.valid_pool = v.cast<std::string>(); }},
-      {"data_dir", [](O& o, const py::handle& v) { o.setup.data_dir = v.cast<std::string>(); }},
-      {"test_size", [](O& o, const py::handle& v) { o.setup.test_size = v.cast<int64_t>(); }},
-      {"valid_size", [](O& o, const py::handle& v) { o.setup.valid_size = v.cast<int64_t>(); }},
-      {"max_length", [](O& o, const py::handle& v) { o.setup.max_length = v.cast<int64_t>(); }},
-      {"split_seed", [](O& o, const py::handle& v) { o.setup.split_seed = v.cast<uint64_t>(); }},
-      {"normalizer",
-       [](O& o, const py::handle& v) { o.student.normalizer = salient::smat::parse_normalizer(v.cast<std::string>(), "normalizer"); }},
-      {"optimizer",
-       [](O& o, const py::handle& v) { o.student.optimizer = salient::smat::parse_optimizer(v.cast<std::string>(), "optimizer"); }},
-      {"early_stopping",
-       [](O& o, const py::handle& v) {
-         const std::string e = v.cast<std::string>();
-         if (e != "loss" && e != "accuracy") throw salient::Error("early_stopping: must be loss or accuracy, got '" + e + "'");
-         o.student.select_by_accuracy = e == "accuracy";
-       }},
-      {"beta", [](O& o, const py::handle& v) { o.student.beta = v.cast<double>(); }},
-      {"lr", [](O& o, const py::handle& v) { o.student.lr = v.cast<double>(); }},
-      {"clip", [](O& o, const py::handle& v) { o.student.clip_norm = v.cast<double>(); }},
-      {"weight_decay", [](O& o, const py::handle& v) { o.student.weight_decay = v.cast<double>(); }},
-      {"batch_size", [](O& o, const py::handle& v) { o.student.batch_size = v.cast<int64_t>(); }},
-      {"patience", [](O& o, const py::handle& v) { o.student.patience = v.cast<int>(); }},
-      {"max_epochs", [](O& o, const py::handle& v) { o.student.max_epochs = v.cast<int>(); }},
-      {"meta_lr", [](O& o, const py::handle& v) { o.student.meta_lr = v.cast<double>(); }},
-      {"ig_steps", [](O& o, const py::handle& v) { o.statics.ig_steps = v.cast<int64_t>(); }},
-      {"gradient_layer", [](O& o, const py::handle& v) { o.statics.gradient_layer = v.cast<std::string>(); }},
-      {"saliency_temperature", [](O& o, const py::handle& v) { o.statics.saliency_temperature = v.cast<double>(); }},
-      {"grad_x_input_temperature", [](O& o, const py::handle& v) { o.statics.grad_x_input_temperature = v.cast<double>(); }},
-      {"ig_temperature", [](O& o, const py::handle& v) { o.statics.ig_temperature = v.cast<double>(); }},
-      {"registered_temperature", [](O& o, const py::handle& v) { o.statics.registered_temperature = v.cast<double>(); }},
-  };
-  return s;
-}
-
-SmatOptions smat_options(const py::dict& options) {
-  SmatOptions o;
-  apply_options(o, smat_setters(), options, "smat");
-  if (o.setup.data_dir.empty()) o.setup.data_dir = salient::shared_data_dir();
-  return o;
-}
-
-const Setters<salient::sst::SstTrainOptions>& sst_train_setters() {
-  using O = salient::sst::SstTrainOptions;
-  static const Setters<O> s = {
-      {"data_dir", field(&O::data_dir)},
-      {"arch", field(&O::arch)},
-      {"hidden", field(&O::hidden)},
-      {"init", field(&O::init_model)},
-      {"vocab", field(&O::vocab)},
-      {"hidden_size", field(&O::hidden_size)},
-      {"layers", field(&O::num_layers)},
-      {"heads", field(&O::num_heads)},
-      {"intermediate_size", field(&O::intermediate_size)},
-      {"max_length", field(&O::max_length)},
-      {"dropout", field(&O::dropout)},
-      {"masking",
-       [](O& o, const py::handle& v) { o.objective.kind = salient::sst::parse_mask_kind(v.cast<std::string>(), "masking"); }},
-      {"lambda_", [](O& o, const py::handle& v) { o.objective.lambda = v.cast<double>(); }},
-      {"xi", [](O& o, const py::handle& v) { o.objective.xi = v.cast<double>(); }},
-      {"tau", [](O& o, const py::handle& v) { o.objective.tau = v.cast<double>(); }},
-      {"straight_through", [](O& o, const py::handle& v) { o.objective.straight_through = v.cast<bool>(); }},
-      {"epsilon", [](O& o, const py::handle& v) { o.objective.fill.epsilon = v.cast<double>(); }},
-      {"pgd_step", [](O& o, const py::handle& v) { o.objective.fill.step = v.cast<double>(); }},
-      {"pgd_steps", [](O& o, const py::handle& v) { o.objective.fill.steps = v.cast<int>(); }},
-      {"noise", [](O& o, const py::handle& v) { o.objective.fill.noise = salient::sst::parse_noise_fill(v.cast<std::string>(), "noise"); }},
-      {"epochs", field(&O::epochs)},
-      {"patience", field(&O::patience)},
-      {"batch_size", field(&O::batch_size)},
-      {"lr", field(&O::lr)},
-      {"weight_decay", field(&O::weight_decay)},
-      {"limit", field(&O::limit)},
-      {"seed", field(&O::seed)},
-      {"max_minutes", field(&O::max_minutes)},
-      {"resume", field(&O::resume)},
-  };
-  return s;
-}
-
-const Setters<salient::sst::SstEvalOptions>& sst_eval_setters() {
-  using O = salient::sst::SstEvalOptions;
-  static const Setters<O> s = {
-      {"model", field(&O::sst_model)},
-      {"standard", field(&O::standard_model)},
-      {"data_dir", field(&O::data_dir)},
-      {"methods", field(&O::methods)},
-      {"limit", field(&O::limit)},
-      {"accuracy_limit", field(&O::accuracy_limit)},
-      {"time_limit", [](O& o, const py::handle& v) { o.search.time_limit = v.cast<double>(); }},
-      {"samples", field(&O::samples)},
-      {"ranking", [](O& o, const py::handle& v) { o.search.ranking = v.cast<std::string>(); }},
-      {"ig_steps", [](O& o, const py::handle& v) { o.search.ig_steps = v.cast<int64_t>(); }},
-      {"precision", [](O& o, const py::handle& v) { o.search.precision = v.cast<double>(); }},
-      {"beam", [](O& o, const py::handle& v) { o.search.beam = v.cast<int>(); }},
-      {"max_length", field(&O::max_length)},
-      {"views", field(&O::views)},
-      {"seed", field(&O::seed)},
-      {"epsilon", [](O& o, const py::handle& v) { o.fill.epsilon = v.cast<double>(); }},
-      {"pgd_step", [](O& o, const py::handle& v) { o.fill.step = v.cast<double>(); }},
-      {"pgd_steps", [](O& o, const py::handle& v) { o.fill.steps = v.cast<int>(); }},
-      {"noise", [](O& o, const py::handle& v) { o.fill.noise = salient::sst::parse_noise_fill(v.cast<std::string>(), "noise"); }},
-      {"sis_criterion", [](O& o, const py::handle& v) { o.search.sis_criterion = v.cast<std::string>(); }},
-      {"sis_threshold", [](O& o, const py::handle& v) { o.search.sis_threshold = v.cast<double>(); }},
-  };
-  return s;
-}
-
-py::list option_names(const std::vector<std::string>& names) {
-  py::list out;
-  for (const auto& n : names) out.append(n);
-  return out;
-}
-
-template <class T>
-std::vector<std::string> names_of(const Setters<T>& setters) {
-  std::vector<std::string> out;
-  for (const auto& s : setters) out.push_back(s.first);
-  return out;
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_salient, m) {
@@ -310,6 +139,8 @@ PYBIND11_MODULE(_salient, m) {
       if (p) std::rethrow_exception(p);
     } catch (const salient::NotFoundError& e) {
       PyErr_SetString(PyExc_FileNotFoundError, e.what());
+    } catch (const salient::OptionError& e) {  // an unknown option, or a value of the wrong type
+      PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const salient::Error& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
@@ -317,6 +148,8 @@ PYBIND11_MODULE(_salient, m) {
 
   // Intra-op threads, as the CLI's --threads (0: SALIENT_THREADS or every core); the package sets
   // the default at import so that a call costs what the same call costs in the CLI.
+  m.attr("__version__") = salient::kVersion;
+
   m.def("set_threads", [](int n) { return salient::set_threads(n); }, py::arg("n") = 0);
   m.def("threads", [] { return salient::current_threads(); });
   m.def("openblas_core", [] { return salient::openblas_core(); });
@@ -356,7 +189,7 @@ PYBIND11_MODULE(_salient, m) {
           },
           py::arg("texts"), py::arg("output_hidden_states") = true, py::arg("output_attentions") = true,
           py::arg("max_length") = 0, py::arg("batch_size") = 32)
-      .def_property_readonly("config", [](const salient::Model& self) { return to_python(self.config().to_json()); })
+      .def_property_readonly("config", [](const salient::Model& self) { return to_python(self.config_json()); })
       .def(
           "tokenize",
           [](const salient::Model& self, const py::handle& texts, int max_length) {
@@ -392,13 +225,13 @@ PYBIND11_MODULE(_salient, m) {
              int64_t stride) {
             const auto inputs = to_inputs(texts);
             const json p = to_json(params, "params");
-            std::vector<json> ex;
+            std::vector<salient::Explanation> ex;
             {
               ComputeScope release;
               ex = self.explain(inputs, method, p, target, output, batch_size, seed, {windows, stride});
             }
             py::list out;
-            for (const auto& j : ex) out.append(to_python(j));
+            for (const auto& e : ex) out.append(to_python(e.to_json()));
             return out;
           },
           py::arg("texts"), py::arg("method"), py::arg("params") = py::dict(), py::arg("target") = "pred",
@@ -496,31 +329,15 @@ PYBIND11_MODULE(_salient, m) {
          const std::string& head_pool, const std::vector<int64_t>& hidden, const std::string& activation, double dropout,
          const std::string& loss, double alpha, double gamma, bool filter_correct, double lr, int64_t batch_size,
          int epochs, int patience) {
-        salient::ExpNetTrainOptions o;
-        salient::FeatureOptions& f = o.model.features;
-        f.layers = layers;
-        f.scale = scale;
-        f.head_pool = head_pool;
-        salient::set_feature_list(f, features, "features");
-        o.model.hidden = hidden;
-        o.model.activation = activation;
-        o.model.dropout = dropout;
-        o.loss = loss;
-        o.alpha = alpha;
-        o.gamma = gamma;
-        o.filter_correct = filter_correct;
-        o.lr = lr;
-        o.batch_size = batch_size;
-        o.max_epochs = epochs;
-        o.patience = patience;
-        o.seed = seed;
+        const json options = {{"data_dir", data_dir}, {"max_train", max_train}, {"seed", seed}, {"features", features},
+                              {"layers", layers}, {"scale", scale}, {"head_pool", head_pool}, {"hidden", hidden},
+                              {"activation", activation}, {"dropout", dropout}, {"loss", loss}, {"alpha", alpha},
+                              {"gamma", gamma}, {"filter_correct", filter_correct}, {"lr", lr},
+                              {"batch_size", batch_size}, {"epochs", epochs}, {"patience", patience}};
         json r;
         {
           ComputeScope release;
-          salient::ExpNetTrainResult result =
-              salient::train_expnet_on_tasks(tasks, data_dir.empty() ? salient::shared_data_dir() : data_dir, max_train, o);
-          result.model.save(out);
-          r = salient::train_result_json(result, out);
+          r = salient::expnet_train(tasks, out, options);
         }
         return to_python(r);
       },
@@ -535,8 +352,7 @@ PYBIND11_MODULE(_salient, m) {
         json r;
         {
           ComputeScope release;
-          r = salient::evaluate_expnet(expnet, model, data, data_dir.empty() ? salient::shared_data_dir() : data_dir,
-                                       max_test, threshold);
+          r = salient::expnet_evaluate(expnet, model, data, data_dir, max_test, threshold);
         }
         return to_python(r);
       },
@@ -546,11 +362,11 @@ PYBIND11_MODULE(_salient, m) {
   m.def(
       "smat_train",
       [](const py::dict& options, int64_t size, uint64_t seed, const std::string& out) {
-        const SmatOptions o = smat_options(options);
+        const json o = to_json(options, "smat");
         json r;
         {
           ComputeScope release;
-          r = salient::smat::train_smat_explainer(o.setup, o.student, size, seed, out);
+          r = salient::smat_train(o, size, seed, out);
         }
         return to_python(r);
       },
@@ -558,11 +374,11 @@ PYBIND11_MODULE(_salient, m) {
   m.def(
       "smat_evaluate",
       [](const py::dict& options, const std::string& explainer, const std::string& smat_file, int64_t size, uint64_t seed) {
-        const SmatOptions o = smat_options(options);
+        const json o = to_json(options, "smat");
         json r;
         {
           ComputeScope release;
-          r = salient::smat::evaluate_simulability(o.setup, o.student, o.statics, explainer, smat_file, size, seed);
+          r = salient::smat_evaluate(o, explainer, smat_file, size, seed);
         }
         return to_python(r);
       },
@@ -572,19 +388,11 @@ PYBIND11_MODULE(_salient, m) {
   m.def(
       "sst_train",
       [](const std::string& train, const std::string& dev, const std::string& out, const py::dict& options) {
-        salient::sst::SstTrainOptions o;
-        o.train_data = train;
-        o.dev_data = dev;
-        o.output_dir = out;
-        apply_options(o, sst_train_setters(), options, "sst.train");
-        if (o.data_dir.empty()) o.data_dir = salient::shared_data_dir();
+        const json o = to_json(options, "sst.train");
         json r;
         {
           ComputeScope release;
-          const salient::sst::SstTrainResult result = salient::sst::train_sst(o);
-          json history = json::array();
-          for (const auto& e : result.history) history.push_back(e.to_json());
-          r = {{"out", out}, {"best_epoch", result.best_epoch}, {"train_seconds", result.train_seconds}, {"history", history}};
+          r = salient::sst_train(train, dev, out, o);
         }
         return to_python(r);
       },
@@ -592,25 +400,16 @@ PYBIND11_MODULE(_salient, m) {
   m.def(
       "sst_evaluate",
       [](const std::string& data, const std::string& out, const py::dict& options) {
-        salient::sst::SstEvalOptions o;
-        o.data = data;
-        o.out_dir = out;
-        apply_options(o, sst_eval_setters(), options, "sst.evaluate");
-        if (o.data_dir.empty()) o.data_dir = salient::shared_data_dir();
-        json rows = json::array();
+        const json o = to_json(options, "sst.evaluate");
+        json rows;
         {
           ComputeScope release;
-          for (const auto& row : salient::sst::evaluate_sst(o)) rows.push_back(row.to_json());
+          rows = salient::sst_evaluate(data, out, o);
         }
         return to_python(rows);
       },
       py::arg("data"), py::arg("out"), py::arg("options"));
-  m.def("option_names", [](const std::string& command) {
-    if (command == "smat") return option_names(names_of(smat_setters()));
-    if (command == "sst.train") return option_names(names_of(sst_train_setters()));
-    if (command == "sst.evaluate") return option_names(names_of(sst_eval_setters()));
-    throw salient::Error("option_names: unknown command '" + command + "'");
-  });
+  m.def("option_names", [](const std::string& command) { return salient::option_names(command); });
 
   m.def("methods", [] {
     py::list out;
@@ -656,7 +455,7 @@ PYBIND11_MODULE(_salient, m) {
          const std::vector<std::string>& metrics, const std::string& out, const py::dict& method_params,
          const std::string& data_dir, int64_t limit, int64_t batch_size, int64_t bootstrap, uint64_t seed, bool windows,
          int64_t stride) {
-        salient::BenchmarkOptions o;
+        salient::BenchmarkSpec o;
         o.model_dir = model;
         o.data_spec = data;
         o.data_dir = data_dir;
@@ -671,9 +470,7 @@ PYBIND11_MODULE(_salient, m) {
         o.stride = stride;
         for (const auto& kv : method_params) {
           const std::string name = kv.first.cast<std::string>();
-          salient::ExplainOptions eo;
-          eo.params = to_json(kv.second, "method_params." + name);
-          o.method_options[name] = eo;
+          o.method_params[name] = to_json(kv.second, "method_params." + name);
         }
         ComputeScope release;
         return salient::run_benchmark(o);

@@ -5,6 +5,9 @@
 #   2. Headers below the papers (src/data, src/text, src/model, src/util) include no paper's folder.
 #   3. The public API (include/salient) includes no header of src/: only its own ("salient/...")
 #      and external ones (<...>), so a program needs nothing but the installed include/salient.
+#   4. The thin clients include the public API and their own headers only: src/serve (the server of
+#      `salient serve`: "salient/...", "serve/...", its generated "serve_assets.h") and the Python
+#      module (python/: "salient/..."). Not yet the CLI (apps/salient), which still reaches into src/.
 # Prints every offending line and exits 1; silent and 0 when the tree keeps the rules.
 # Usage: scripts/check_includes.sh [ROOT]   (default: the repository)
 set -euo pipefail
@@ -31,4 +34,18 @@ if [ -d "$ROOT/include/salient" ]; then
     status=1
   fi
 fi
+# thin_client RULE DIR ALLOWED: every quoted include in DIR matches the regex ALLOWED.
+thin_client() {
+  local rule=$1 dir=$2 allowed=$3 hits
+  [ -d "$ROOT/$dir" ] || return 0
+  hits=$(cd "$ROOT" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$dir" --include='*.h' --include='*.cpp' |
+         grep -vE "#[[:space:]]*include[[:space:]]+\"($allowed)" || true)
+  if [ -n "$hits" ]; then
+    echo "check_includes: $rule:" >&2
+    echo "$hits" >&2
+    status=1
+  fi
+}
+thin_client "the server (src/serve) includes a header of the library's src/" src/serve 'salient/|serve/|serve_assets\.h"'
+thin_client "the Python module (python/) includes a header of the library's src/" python 'salient/'
 exit $status

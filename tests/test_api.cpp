@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "salient/salient.h"
+#include "salient/studies.h"
 #include "explain/explainer.h"
 #include "model/classifier.h"
 #include "model/windows.h"
@@ -67,17 +69,42 @@ TEST(Api, ExplainEqualsTheCliAndChecksItsArguments) {
   const auto want = json_lines(r.out);
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i]["tokens"], want[i]["tokens"]);
-    EXPECT_EQ(got[i]["target"], want[i]["target"]);
-    EXPECT_EQ(got[i]["params"], want[i]["params"]);
-    ASSERT_EQ(got[i]["token_scores"].size(), want[i]["token_scores"].size());
-    for (size_t t = 0; t < got[i]["token_scores"].size(); ++t)
-      EXPECT_NEAR(got[i]["token_scores"][t].get<double>(), want[i]["token_scores"][t].get<double>(), 1e-9);
+    EXPECT_EQ(got[i].tokens, want[i]["tokens"].get<std::vector<std::string>>());
+    EXPECT_EQ(got[i].target, want[i]["target"].get<int64_t>());
+    EXPECT_EQ(got[i].target_label, want[i]["target_label"].get<std::string>());
+    EXPECT_EQ(got[i].params, want[i]["params"]);
+    ASSERT_EQ(got[i].scores.size(), want[i]["token_scores"].size());
+    for (size_t t = 0; t < got[i].scores.size(); ++t)
+      EXPECT_NEAR(got[i].scores[t], want[i]["token_scores"][t].get<double>(), 1e-9);
+    // The typed value writes the CLI's object, key for key (scores to 1e-9: another thread count
+    // is not at play here, but the CLI's own run is another process), and reads back unchanged.
+    nlohmann::json mine = got[i].to_json();
+    EXPECT_EQ(mine["words"], want[i]["words"]);
+    mine["token_scores"] = want[i]["token_scores"];
+    mine["word_scores"] = want[i]["word_scores"];
+    mine["extras"] = want[i]["extras"];
+    EXPECT_EQ(mine, want[i]);
+    EXPECT_EQ(Explanation::from_json(got[i].to_json()).to_json(), got[i].to_json());
   }
   // A fixed target by label name, and the explained output.
   const auto second = m.explain(kInputs, "saliency", {}, m.labels()[1], "logit");
-  EXPECT_EQ(second[0]["target"], 1);
-  EXPECT_EQ(second[0]["output"], "logit");
+  EXPECT_EQ(second[0].target, 1);
+  ASSERT_TRUE(second[0].output.has_value());
+  EXPECT_EQ(*second[0].output, ModelOutput::Logit);
+  EXPECT_EQ(second[0].to_json()["output"], "logit");
+  // Reading an explanation back: a missing or mistyped field is an error naming it.
+  nlohmann::json bad = second[0].to_json();
+  bad.erase("target");
+  EXPECT_NE(error_of([&] { Explanation::from_json(bad); }).find("'target' is missing"), std::string::npos);
+  bad = second[0].to_json();
+  bad["token_scores"] = {1.0};
+  EXPECT_NE(error_of([&] { Explanation::from_json(bad); }).find("token_scores for"), std::string::npos);
+  bad = second[0].to_json();
+  bad["output"] = "probability";
+  EXPECT_NE(error_of([&] { Explanation::from_json(bad); }).find("'output'"), std::string::npos);
+  bad = second[0].to_json();
+  bad.erase("word_scores");
+  EXPECT_NE(error_of([&] { Explanation::from_json(bad); }).find("go together"), std::string::npos);
   EXPECT_NE(error_of([&] { m.explain(kInputs, "ig", {{"samples", 10}}); }).find("samples"), std::string::npos);
   EXPECT_NE(error_of([&] { m.explain(kInputs, "ig", {{"steps", 1}}); }).find("steps"), std::string::npos);
   EXPECT_NE(error_of([&] { m.explain(kInputs, "no_such_method"); }).find("no_such_method"), std::string::npos);
@@ -220,7 +247,7 @@ TEST(Api, LongInputsAreReadAsWindowsWhoseLogitsAndScoresCombine) {
   EXPECT_NEAR(short_w.logits[0], short_t.logits[0], 1e-5);
 
   // Scores: each window explained for the whole input's class, averaged where windows overlap.
-  const nlohmann::json j = m.explain({long_input}, "saliency", nullptr, "pred", "", 8, 0, {true, 0})[0];
+  const nlohmann::json j = m.explain({long_input}, "saliency", nullptr, "pred", "", 8, 0, {true, 0})[0].to_json();
   ASSERT_EQ(j["token_scores"].size(), whole.ids.size());
   EXPECT_EQ(j["target"].get<int64_t>(), p.label_id);
   ASSERT_EQ(j["extras"]["windows"].size(), halves.size());
@@ -237,4 +264,39 @@ TEST(Api, LongInputsAreReadAsWindowsWhoseLogitsAndScoresCombine) {
             std::string::npos);
   EXPECT_NE(error_of([&] { m.predict({long_input}, 32, {false, 10}); }).find("stride: only with windows"),
             std::string::npos);
+}
+
+TEST(Api, StudyOptionsAreCheckedByName) {
+  // Options go by name with JSON values: an unknown name or a value of the wrong type is an
+  // OptionError naming it, before anything is read or trained.
+  auto option_error = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const OptionError& e) {
+      return e.what();
+    } catch (const std::exception& e) {
+      return std::string("not an OptionError: ") + e.what();
+    }
+    return "no error";
+  };
+  const std::string tmp = (std::filesystem::temp_directory_path() / "salient_api_study_options").string();
+  EXPECT_NE(option_error([&] { sst_train("mnist:train", "mnist:dev", tmp, {{"learning_rate", 0.1}}); })
+                .find("sst.train: unknown option 'learning_rate' (valid: "),
+            std::string::npos);
+  EXPECT_NE(option_error([&] { sst_train("mnist:train", "mnist:dev", tmp, {{"lr", "fast"}}); })
+                .find("option 'lr' has the wrong type (string)"),
+            std::string::npos);
+  EXPECT_NE(option_error([&] { sst_evaluate("mnist:test", tmp, {{"limit", 2.5}}); }).find("'limit' has the wrong type"),
+            std::string::npos);
+  EXPECT_NE(option_error([&] { expnet_train({"sst2=none"}, tmp, {{"seed", -1}}); }).find("'seed' has the wrong type"),
+            std::string::npos);
+  EXPECT_NE(option_error([&] { smat_train({{"teachr", "m"}}, 10, 0, tmp); }).find("smat: unknown option 'teachr'"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(tmp));
+  // A value in range for its type but invalid for the option: the library's own error, not an OptionError.
+  EXPECT_NE(error_of([&] { smat_train({{"early_stopping", "never"}}, 10, 0, tmp); }).find("early_stopping"),
+            std::string::npos);
+  const std::vector<std::string> names = option_names("sst.train");
+  EXPECT_NE(std::find(names.begin(), names.end(), "lr"), names.end());
+  EXPECT_NE(error_of([&] { option_names("sst.nothing"); }).find("sst.nothing"), std::string::npos);
 }

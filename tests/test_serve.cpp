@@ -55,7 +55,7 @@ TEST(ServeApi, AnswersEqualThePublicApi) {
   const nlohmann::json got = api.explain(body);
   ASSERT_EQ(got["explanations"].size(), 2u);
   const TextInput in{"a charming and moving journey", std::nullopt};
-  const nlohmann::json ig = m.explain({in}, "ig", {{"steps", 8}}, "0")[0];
+  const nlohmann::json ig = m.explain({in}, "ig", {{"steps", 8}}, "0")[0].to_json();
   const nlohmann::json& e = got["explanations"][0];
   EXPECT_EQ(e["target"], 0);
   EXPECT_EQ(e["tokens"], ig["tokens"]);
@@ -84,7 +84,7 @@ TEST(ServeApi, AnswersEqualThePublicApi) {
 
   const nlohmann::json att = api.attention({{"text", "a charming journey"}});
   const int64_t L = static_cast<int64_t>(att["tokens"].size());
-  ASSERT_EQ(att["attentions"].size(), static_cast<size_t>(m.config().num_hidden_layers));
+  ASSERT_EQ(att["attentions"].size(), static_cast<size_t>(m.info().layers));
   for (const auto& head : att["attentions"][0])
     for (const auto& row : head) {
       ASSERT_EQ(static_cast<int64_t>(row.size()), L);

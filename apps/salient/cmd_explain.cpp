@@ -203,7 +203,7 @@ void run_explain(const ExplainArgs& a) {
           a.target == "pred" ? "pred" : std::to_string(resolve_target(a.target, clf, item, where));
       nlohmann::json j = windowed.explain({input}, a.method, opts.params, target,
                                           opts.output ? model_output_name(*opts.output) : "", a.batch_size, opts.seed,
-                                          a.long_inputs)[0];
+                                          a.long_inputs)[0].to_json();
       if (item.fields.is_object() && item.fields.contains("id")) j["id"] = item.fields["id"];
       if (text) {
         const Prediction p = windowed.predict({input}, a.batch_size, a.long_inputs)[0];

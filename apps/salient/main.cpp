@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "salient/version.h"
 #include "dist/world.h"
 #include "util/memory.h"
 #include "util/progress.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   retain_freed_memory();  // before any tensor: large ones are then reused, not re-faulted (util/memory.h)
   CLI::App app{"salient: why did this transformer predict that?"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("salient ") + kVersion);
   int threads = 0;
   bool quiet = false;
   app.add_option("--threads", threads, "intra-op threads (default: number of cores, or $SALIENT_THREADS)");

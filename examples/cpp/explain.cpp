@@ -15,12 +15,10 @@ int main(int argc, char** argv) {
     const std::vector<salient::TextInput> inputs = {{argv[2], std::nullopt}};
     const salient::Prediction p = model.predict(inputs)[0];
     std::cout << "prediction: " << p.label << " (p = " << p.probs[p.label_id] << ")\n";
-    // One explanation per input, in the explanation schema (docs/explanation-schema.md).
-    const nlohmann::json e = model.explain(inputs, argc == 4 ? argv[3] : "ig")[0];
-    std::cout << "method: " << e["method"].get<std::string>() << ", explaining "
-              << e["target_label"].get<std::string>() << "\n";
-    for (size_t w = 0; w < e["words"].size(); ++w)
-      std::cout << e["words"][w].get<std::string>() << "\t" << e["word_scores"][w].get<double>() << "\n";
+    // One explanation per input (to_json(): the explanation schema, docs/explanation-schema.md).
+    const salient::Explanation e = model.explain(inputs, argc == 4 ? argv[3] : "ig")[0];
+    std::cout << "method: " << e.method << ", explaining " << e.target_label << "\n";
+    for (size_t w = 0; w < e.words->size(); ++w) std::cout << (*e.words)[w] << "\t" << (*e.word_scores)[w] << "\n";
   } catch (const std::exception& err) {
     std::cerr << "explain: " << err.what() << "\n";
     return 1;

@@ -15,7 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <torch/types.h>
 
+#include "salient/dataset.h"
 #include "salient/encoding.h"
+#include "salient/error.h"
+#include "salient/explanation.h"
 #include "salient/load_options.h"
 #include "salient/methods.h"
 
@@ -24,7 +27,14 @@ namespace salient {
 // The library's own types, for callers that also use src/'s headers.
 struct Classifier;
 struct ModelConfig;
-struct Dataset;
+
+// What a loaded model is: its family and shape and its labels (`salient info` shows more).
+struct ModelInfo {
+  std::string model_type;             // bert | roberta | electra | distilbert | vit
+  int64_t layers = 0, heads = 0, hidden_size = 0;
+  int64_t max_tokens = 0;             // the longest input it reads ([CLS] and [SEP] included)
+  std::vector<std::string> labels;    // labels() (a base encoder's config names them too)
+};
 
 // One input: a text (and optionally its pair), as a person types it.
 struct TextInput {
@@ -83,6 +93,8 @@ class Model {
   const Classifier& classifier() const { return *clf_; }
   const ModelConfig& config() const;
   std::vector<std::string> labels() const;
+  ModelInfo info() const;
+  nlohmann::json config_json() const;  // its config.json, Hugging Face's field names
 
   // max_length 0: the model's limit.
   Encoding tokenize(const TextInput& input, int max_length = 0) const;
@@ -90,11 +102,11 @@ class Model {
   std::vector<Prediction> predict(const std::vector<TextInput>& inputs, int64_t batch_size = 32,
                                   const LongInputs& long_inputs = {}) const;
 
-  // Explanations in the one schema (docs/explanation.schema.json), one per input. `method` is a
+  // One Explanation per input (to_json(): the schema, docs/explanation.schema.json). `method` is a
   // registered name (methods()); `params` its parameters by name (unknown names and out-of-range
   // values are errors); `target` "pred" or a label index or name; `output` "prob", "logit" or empty
   // (the method's default).
-  std::vector<nlohmann::json> explain(const std::vector<TextInput>& inputs, const std::string& method,
+  std::vector<Explanation> explain(const std::vector<TextInput>& inputs, const std::string& method,
                                       const nlohmann::json& params = nlohmann::json::object(),
                                       const std::string& target = "pred", const std::string& output = "",
                                       int64_t batch_size = 8, uint64_t seed = 0, const LongInputs& long_inputs = {}) const;
@@ -153,6 +165,13 @@ class Model {
 
 // Every registered explainer: name, family, summary and parameters (ParamSpec).
 const std::vector<ExplainerInfo>& methods();
+// Checks a method call before running it, as Model::explain would: the name is registered, the
+// parameters are ones it declares with valid values, `output` is "prob", "logit" or empty. Throws
+// the same one-line salient::Error Model::explain would.
+void check_method_call(const std::string& method, const nlohmann::json& params, const std::string& output = "");
+
+// An attribution tree (Model::attattr_tree's JSON) drawn as a standalone SVG document.
+std::string attattr_tree_svg(const nlohmann::json& tree);
 // One of them as JSON, what GET /api/methods and salient.methods() show: name, family, summary,
 // default_output ("" for methods that read no model output) and params [{name, type, default,
 // min, max (null when unbounded), choices, doc, describe}].

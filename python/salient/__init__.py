@@ -48,13 +48,15 @@ import numpy as _np  # noqa: E402
 
 from . import _salient  # noqa: E402
 
+__version__ = _salient.__version__  # the C++ library's (include/salient/version.h)
+
 _better, _loaded = _salient.better_openblas_core(), _salient.openblas_core()
 if _better and _loaded.lower() in {"prescott", "core2", "penryn", "nehalem", "sandybridge", "atom", "barcelona"}:
     _warnings.warn(f"OpenBLAS runs its generic {_loaded} kernels (numpy or torch loaded it before salient): import "
                    f"salient first, or set OPENBLAS_CORETYPE={_better}, for 3-4x faster matrix products",
                    RuntimeWarning, stacklevel=2)
 
-__all__ = ["set_threads", "threads", "retain_freed_memory", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
+__all__ = ["__version__", "set_threads", "threads", "retain_freed_memory", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
            "metrics", "evaluate", "faithfulness", "plausibility", "benchmark", "attattr", "expnet", "sst", "smat"]
 
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attattr/render.h"
 #include "attattr/report.h"
 #include "data/dataset.h"
 #include "eval/classification.h"
@@ -109,6 +110,13 @@ ForwardOutputs Model::forward(const std::vector<Encoding>& inputs, bool hidden_s
   return out;
 }
 
+ModelInfo Model::info() const {
+  const ModelConfig& c = config();
+  return {c.model_type, c.num_hidden_layers, c.num_attention_heads, c.hidden_size, c.max_tokens(), labels()};
+}
+
+nlohmann::json Model::config_json() const { return config().to_json(); }
+
 std::vector<std::string> Model::labels() const {
   std::vector<std::string> names;
   for (int64_t i = 0; i < config().num_labels; ++i) names.push_back(clf_->label_name(i));
@@ -202,10 +210,10 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
   return out;
 }
 
-std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,
-                                           const nlohmann::json& params, const std::string& target,
-                                           const std::string& output, int64_t batch_size, uint64_t seed,
-                                           const LongInputs& long_inputs) const {
+std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,
+                                        const nlohmann::json& params, const std::string& target,
+                                        const std::string& output, int64_t batch_size, uint64_t seed,
+                                        const LongInputs& long_inputs) const {
   require_task_head();
   // Gradient methods need autograd whatever the caller's grad mode (in Python, torch.no_grad() or
   // torch.set_grad_enabled(False) switch it off for this thread in the libtorch salient shares).
@@ -226,18 +234,18 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
     // asked for), their scores stitched onto the whole input.
     const std::vector<Prediction> preds =
         fixed_target < 0 ? predict(inputs, batch_size, long_inputs) : std::vector<Prediction>();
-    std::vector<nlohmann::json> out;
+    std::vector<Explanation> out;
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto [whole, windows] = windows_of(*clf_, inputs[i], long_inputs);
       const int64_t t = fixed_target < 0 ? preds[i].label_id : fixed_target;
       const Explanation stitched = explain_windows(*explainer, *clf_, windows, whole.ids.size(), t, opts, batch_size);
-      out.push_back(explanation_json(*clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
+      out.push_back(complete_explanation(*clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
     }
     return out;
   }
   std::vector<Encoding> encs;
   for (const auto& in : inputs) encs.push_back(tokenize(in));
-  std::vector<nlohmann::json> out;
+  std::vector<Explanation> out;
   for (size_t s = 0; s < encs.size(); s += static_cast<size_t>(batch_size)) {
     std::vector<const Encoding*> chunk;
     for (size_t i = s; i < std::min(encs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&encs[i]);
@@ -245,7 +253,7 @@ std::vector<nlohmann::json> Model::explain(const std::vector<TextInput>& inputs,
         fixed_target < 0 ? predicted_classes(*clf_, chunk) : std::vector<int64_t>(chunk.size(), fixed_target);
     std::vector<Explanation> ex = explainer->explain(*clf_, chunk, targets, opts);
     for (size_t i = 0; i < chunk.size(); ++i)
-      out.push_back(explanation_json(*clf_, *chunk[i], ex[i], inputs[s + i].text, /*word_max=*/false));
+      out.push_back(complete_explanation(*clf_, *chunk[i], std::move(ex[i]), inputs[s + i].text, /*word_max=*/false));
   }
   return out;
 }
@@ -415,6 +423,17 @@ nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t 
 }
 
 const std::vector<ExplainerInfo>& methods() { return explainer_registry(); }
+
+void check_method_call(const std::string& method, const nlohmann::json& params, const std::string& output) {
+  if (!params.is_null() && !params.is_object())
+    fail("params: expected an object of parameter names to values, got {}", params.dump());
+  ExplainOptions o;
+  o.params = params.is_null() ? nlohmann::json::object() : params;
+  with_declared_params(explainer_info(method), o);  // unknown names list the valid ones
+  if (!output.empty()) parse_model_output(output);
+}
+
+std::string attattr_tree_svg(const nlohmann::json& tree) { return attattr::tree_svg(tree); }
 
 nlohmann::json method_json(const ExplainerInfo& info) {
   nlohmann::json params = nlohmann::json::array();

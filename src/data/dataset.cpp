@@ -12,7 +12,7 @@
 
 #include "data/readers/reader_util.h"
 #include "util/error.h"
-#include "util/not_found.h"
+#include "salient/error.h"
 #include "util/io.h"
 
 namespace salient {

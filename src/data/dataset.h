@@ -1,40 +1,14 @@
 #pragma once
-// One record type for every dataset: text, optional pair, label, optional word-level rationale.
-// Words are the whitespace-separated tokens of `text` (datasets that come pre-tokenized are joined
-// with single spaces so word i of the rationale is word i of the text).
+// The readers of every dataset format behind load_dataset (Record, Dataset and load_dataset itself
+// are public: salient/dataset.h).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "salient/dataset.h"
+
 namespace salient {
-
-struct Record {
-  std::string id;
-  std::string text;
-  std::optional<std::string> text_pair;
-  int64_t label = -1;  // -1: unlabelled
-  // One value per whitespace word of `text` in [0, 1] (e.g. fraction of annotators); empty = none.
-  std::vector<float> rationale;
-  // Per-annotator binary masks when the source has them (HateXplain).
-  std::vector<std::vector<int>> annotator_rationales;
-  // A regression target (sst-trees-score, a data file's "target"); none for classification data.
-  std::optional<double> target;
-};
-
-struct Dataset {
-  std::string name;
-  std::vector<std::string> label_names;  // index = label id
-  std::vector<Record> records;
-  bool has_rationales() const;
-  bool has_targets() const;  // every record has a regression target (and there is one)
-};
-
-// The most classes a dataset or a model's head may have. Integer labels are class ids, so the
-// count follows the largest label: without a bound, one label of 10^9 would build 10^9 names.
-constexpr int64_t kMaxLabels = 1'000'000;
-
-std::vector<std::string> split_whitespace(const std::string& s);
 
 // GLUE-style TSV with header (SST-2: sentence\tlabel; test: index\tsentence). CRLF tolerated.
 Dataset read_glue_tsv(const std::string& path, const std::string& text_column = "sentence",
@@ -78,8 +52,5 @@ Dataset read_eraser(const std::string& jsonl_path, const std::string& docs_dir);
 // optional rationale (list of 0/1 per word). Label names mapped through `label_names` when given.
 Dataset read_generic(const std::string& path, std::vector<std::string> label_names = {});
 
-// Dispatch by a spec like "sst2:dev", "cola:train", "hatexplain:val", "eraser:test",
-// "sst-trees:dev" relative to `data_dir`, or a file path (generic reader).
-Dataset load_dataset(const std::string& spec, const std::string& data_dir);
 
 }  // namespace salient

@@ -10,19 +10,13 @@
 #include <vector>
 
 #include "eval/faithfulness.h"
+#include "salient/metrics.h"
 #include "explain/explainer.h"
 #include "smat/simulation.h"
 
 namespace salient {
 
-struct MetricInfo {
-  std::string name;
-  std::string family;  // plausibility | faithfulness | cost
-  bool higher_is_better = true;
-  std::string summary;
-};
-const std::vector<MetricInfo>& metric_registry();
-const MetricInfo& metric_info(const std::string& name);  // one-line error listing the metrics
+// The metrics (MetricInfo, metric_registry): the public salient/metrics.h.
 
 // The `simulability` metric (SMaT, Fernandes et al. 2022): per method, students of the model's
 // architecture learn the model's labels on `sizes` texts of the data guided by the method's

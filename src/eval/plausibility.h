@@ -1,39 +1,15 @@
 #pragma once
 // Plausibility of token/word importance scores against binary human rationales (ERASER, ferret
-// conventions). All functions take one example's scores and gold mask of equal length; callers
-// exclude special tokens beforehand. Errors (length mismatch, empty input) are salient::Error.
+// conventions): the per-example scores are public (salient/metrics.h); here, projecting rationales
+// onto tokens and summarising over a dataset.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "salient/metrics.h"
 #include "text/tokenizer.h"
 
 namespace salient {
-
-struct PrfScores {
-  double precision = 0, recall = 0, f1 = 0;
-  double true_positives = 0;       // expected count under top-k ties (see token_prf_top_k)
-  int64_t predicted = 0, gold = 0;  // counts, for pooled (micro) aggregation
-};
-
-// Binarise by the k highest scores (k clipped to the length) and compare with the gold mask.
-// Tied scores at the cut-off are not broken by position (which would favour early tokens when a
-// method gives many exact zeros): the result is the exact average over every choice of the tied
-// positions, i.e. the expectation when the k − a places left after the a strictly higher scores
-// go to a uniformly random subset of the tied ones. Precision is 0 when nothing is predicted,
-// recall 0 when gold is empty, F1 0 when both are 0.
-PrfScores token_prf_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k);
-// Binarise by score >= threshold.
-PrfScores token_prf_threshold(const std::vector<double>& scores, const std::vector<int>& gold, double threshold);
-// |predicted ∩ gold| / |predicted ∪ gold| of two binary masks; 0 when both are empty.
-double token_iou(const std::vector<int>& predicted, const std::vector<int>& gold);
-// Area under the ROC curve (ties count 1/2); NaN when gold is all 0 or all 1.
-double auroc(const std::vector<double>& scores, const std::vector<int>& gold);
-// Average precision (step-wise, as sklearn's average_precision_score); NaN when gold has no 1.
-double auprc(const std::vector<double>& scores, const std::vector<int>& gold);
-
-// IoU of the top-k binarisation with gold, averaged over the tied choices as token_prf_top_k.
-double token_iou_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k);
 
 // A word rationale (one value per whitespace word of `text`) projected onto the tokens: every
 // piece of a word with value >= 0.5 is 1, other pieces 0, and -1 for tokens that carry no label

@@ -163,24 +163,96 @@ std::vector<Explanation> Explainer::explain(const Classifier& clf, const std::ve
   return out;
 }
 
+Explanation complete_explanation(const Classifier& clf, const Encoding& enc, Explanation e,
+                                 const std::optional<std::string>& text, bool word_max, const nlohmann::json& id) {
+  e.target_label = clf.label_name(e.target);
+  e.tokens = enc.tokens;
+  if (text) {
+    e.words = split_whitespace(*text);
+    e.word_scores = word_scores(*text, enc, e.scores, word_max);
+  }
+  if (e.extras.is_null()) e.extras = nlohmann::json::object();
+  e.truncated = enc.truncated;
+  e.id = id;
+  return e;
+}
+
 nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, const Explanation& e,
                                 const std::optional<std::string>& text, bool word_max, const nlohmann::json& id) {
+  return complete_explanation(clf, enc, e, text, word_max, id).to_json();
+}
+
+nlohmann::json Explanation::to_json() const {
   nlohmann::json j;
   if (!id.is_null()) j["id"] = id;
-  j["method"] = e.method;
-  j["params"] = e.params;
-  j["output"] = e.output ? nlohmann::json(model_output_name(*e.output)) : nlohmann::json(nullptr);
-  j["target"] = e.target;
-  j["target_label"] = clf.label_name(e.target);
-  j["tokens"] = enc.tokens;
-  j["token_scores"] = e.scores;
-  if (text) {
-    j["words"] = split_whitespace(*text);
-    j["word_scores"] = word_scores(*text, enc, e.scores, word_max);
-  }
-  j["extras"] = e.extras.is_null() ? nlohmann::json::object() : e.extras;
-  if (enc.truncated) j["truncated"] = true;
+  j["method"] = method;
+  j["params"] = params;
+  j["output"] = output ? nlohmann::json(model_output_name(*output)) : nlohmann::json(nullptr);
+  j["target"] = target;
+  j["target_label"] = target_label;
+  j["tokens"] = tokens;
+  j["token_scores"] = scores;
+  if (words) j["words"] = *words;
+  if (word_scores) j["word_scores"] = *word_scores;
+  j["extras"] = extras.is_null() ? nlohmann::json::object() : extras;
+  if (truncated) j["truncated"] = true;
   return j;
+}
+
+Explanation Explanation::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) fail("explanation: expected a JSON object, got {}", j.type_name());
+  // The field `name`, checked to be of JSON type `is` (one of the schema's), converted to T.
+  auto field = [&](const char* name, bool (nlohmann::json::*is)() const noexcept, const char* type) -> const nlohmann::json& {
+    auto it = j.find(name);
+    if (it == j.end()) fail("explanation: field '{}' is missing", name);
+    if (!((*it).*is)()) fail("explanation: field '{}' must be {}, got {}", name, type, it->type_name());
+    return *it;
+  };
+  auto numbers = [&](const char* name) {
+    const nlohmann::json& a = field(name, &nlohmann::json::is_array, "an array of numbers");
+    std::vector<double> out;
+    for (const auto& v : a) {
+      if (!v.is_number()) fail("explanation: field '{}' must hold numbers, got {}", name, v.type_name());
+      out.push_back(v.get<double>());
+    }
+    return out;
+  };
+  auto strings = [&](const char* name) {
+    const nlohmann::json& a = field(name, &nlohmann::json::is_array, "an array of strings");
+    std::vector<std::string> out;
+    for (const auto& v : a) {
+      if (!v.is_string()) fail("explanation: field '{}' must hold strings, got {}", name, v.type_name());
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  };
+  Explanation e;
+  e.method = field("method", &nlohmann::json::is_string, "a string").get<std::string>();
+  e.params = field("params", &nlohmann::json::is_object, "an object");
+  auto out = j.find("output");
+  if (out == j.end()) fail("explanation: field 'output' is missing");
+  if (!out->is_null()) {
+    if (!out->is_string() || (*out != "prob" && *out != "logit"))
+      fail("explanation: field 'output' must be \"prob\", \"logit\" or null, got {}", out->dump());
+    e.output = parse_model_output(out->get<std::string>());
+  }
+  e.target = field("target", &nlohmann::json::is_number_integer, "an integer").get<int64_t>();
+  e.target_label = field("target_label", &nlohmann::json::is_string, "a string").get<std::string>();
+  e.tokens = strings("tokens");
+  e.scores = numbers("token_scores");
+  if (e.scores.size() != e.tokens.size())
+    fail("explanation: {} token_scores for {} tokens", e.scores.size(), e.tokens.size());
+  if (j.contains("words") != j.contains("word_scores")) fail("explanation: 'words' and 'word_scores' go together");
+  if (j.contains("words")) {
+    e.words = strings("words");
+    e.word_scores = numbers("word_scores");
+    if (e.words->size() != e.word_scores->size())
+      fail("explanation: {} word_scores for {} words", e.word_scores->size(), e.words->size());
+  }
+  e.extras = field("extras", &nlohmann::json::is_object, "an object");
+  if (j.contains("truncated")) e.truncated = field("truncated", &nlohmann::json::is_boolean, "true").get<bool>();
+  if (j.contains("id")) e.id = j["id"];
+  return e;
 }
 
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {

@@ -15,12 +15,12 @@
 
 #include "eval/faithfulness.h"
 #include "model/classifier.h"
+#include "salient/explanation.h"
 #include "salient/methods.h"
 
 namespace salient {
 
-// What the explained model outputs: softmax probability of the target (default) or its logit.
-enum class ModelOutput { Probability, Logit };
+// ModelOutput (the target's probability or logit) and Explanation are public: salient/explanation.h.
 ModelOutput parse_model_output(const std::string& name);  // "prob" | "logit"
 std::string model_output_name(ModelOutput output);         // the same names
 
@@ -33,17 +33,6 @@ struct ExplainOptions {
   // Method parameters by name (steps, rule, samples...): each method declares the ones it takes
   // (ExplainerInfo::params); Explainer::explain rejects others and fills in the defaults.
   nlohmann::json params = nlohmann::json::object();
-};
-
-struct Explanation {
-  std::string method;
-  int64_t target = -1;
-  std::vector<double> scores;  // one per token of the encoding
-  nlohmann::json extras = nlohmann::json::object();  // e.g. IG "delta"
-  // Filled by Explainer::explain: the parameters used (defaults included) and the explained
-  // output (unset for methods that read none).
-  nlohmann::json params = nlohmann::json::object();
-  std::optional<ModelOutput> output;
 };
 
 // A parameter's command-line flag: --name with '_' written '-'.
@@ -98,10 +87,13 @@ std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<
 std::vector<double> word_scores(const std::string& text, const Encoding& enc, const std::vector<double>& token_scores,
                                 bool use_max = false);
 
-// One explanation in the explanation schema (docs/explanation.schema.json), the output of every
-// command that explains tokens: method, params, output, target, target_label, tokens,
-// token_scores, and, when the input had text, words and word_scores; extras; truncated when the
-// input was cut. `id` is copied when given (not null).
+// An explainer's Explanation (method, target, scores, extras, params, output) completed for its
+// input: target_label, tokens, and, when the input had text, words and word_scores (the max of
+// each word's pieces with word_max); truncated when the input was cut; `id` copied when given.
+Explanation complete_explanation(const Classifier& clf, const Encoding& enc, Explanation e,
+                                 const std::optional<std::string>& text, bool word_max,
+                                 const nlohmann::json& id = nullptr);
+// The same in the explanation schema (docs/explanation.schema.json): complete_explanation's to_json().
 nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, const Explanation& e,
                                 const std::optional<std::string>& text, bool word_max,
                                 const nlohmann::json& id = nullptr);

@@ -12,7 +12,7 @@
 #include "model/checkpoint.h"
 #include "util/error.h"
 #include "util/io.h"
-#include "util/not_found.h"
+#include "salient/error.h"
 #include "util/progress.h"
 #include "util/stats.h"
 

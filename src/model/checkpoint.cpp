@@ -6,7 +6,7 @@
 #include <set>
 
 #include "util/error.h"
-#include "util/not_found.h"
+#include "salient/error.h"
 #include "util/io.h"
 #include "util/runtime.h"
 

@@ -1,11 +1,10 @@
 #include "serve/api.h"
 
+#include <algorithm>
 #include <chrono>
 
-#include "attattr/render.h"
-#include "data/dataset.h"
-#include "util/error.h"
-#include "util/io.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace salient::serve {
 
@@ -55,15 +54,15 @@ const ServedModel& Api::model_of(const TextRequest& request) const {
 nlohmann::json Api::models() const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : models_) {
-    const ModelConfig& c = m.model->config();
+    const ModelInfo c = m.model->info();
     out.push_back({{"name", m.name},
                    {"path", m.path},
                    {"model_type", c.model_type},
-                   {"layers", c.num_hidden_layers},
-                   {"heads", c.num_attention_heads},
+                   {"layers", c.layers},
+                   {"heads", c.heads},
                    {"hidden_size", c.hidden_size},
-                   {"max_tokens", c.max_tokens()},
-                   {"labels", m.model->labels()}});
+                   {"max_tokens", c.max_tokens},
+                   {"labels", c.labels}});
   }
   return {{"models", out}};
 }
@@ -126,13 +125,7 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
   const TextInput in = input_of(request.text);
   const std::string& target = request.target;
   // Every method is checked before any runs: a typo in the last one costs nothing.
-  for (const MethodRequest& a : request.methods) {
-    const ExplainerInfo& info = explainer_info(a.name);  // unknown names list the valid ones
-    ExplainOptions eo;
-    eo.params = a.params;
-    with_declared_params(info, eo);  // unknown parameters and bad values are errors now
-    if (!a.output.empty()) parse_model_output(a.output);
-  }
+  for (const MethodRequest& a : request.methods) check_method_call(a.name, a.params, a.output);
   const Encoding enc = sm.model->tokenize(in);
   const Prediction pred = sm.model->predict(std::vector<Encoding>{enc})[0];
   nlohmann::json out = {{"model", sm.name}, {"prediction", prediction_json(*sm.model, pred, enc)}};
@@ -148,10 +141,10 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    nlohmann::json e = sm.model->explain({in}, a.name, a.params, explained, a.output)[0];
+    const Explanation ex = sm.model->explain({in}, a.name, a.params, explained, a.output)[0];
+    nlohmann::json e = ex.to_json();
     e["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (request.faithfulness && !pred.value)
-      e["faithfulness"] = sm.model->faithfulness(in, e["token_scores"].get<std::vector<double>>(), e["target"].get<int64_t>());
+    if (request.faithfulness && !pred.value) e["faithfulness"] = sm.model->faithfulness(in, ex.scores, ex.target);
     explanations.push_back(std::move(e));
   }
   out["explanations"] = std::move(explanations);
@@ -163,14 +156,14 @@ nlohmann::json Api::attattr(const nlohmann::json& body) const {
   const ServedModel& sm = model_of(request.text);
   const TextInput in = input_of(request.text);
   const std::string& target = request.target;
-  const int64_t layers = sm.model->config().num_hidden_layers;
+  const int64_t layers = sm.model->info().layers;
   const int64_t layer = request.layer.value_or(layers - 1);
   if (layer < 0 || layer >= layers) bad_request(fmt::format("layer: must be in 0..{}, got {}", layers - 1, layer));
   AttAttrOptions o;
   o.m = static_cast<int>(request.m);
   nlohmann::json tree;
   const nlohmann::json all = sm.model->attattr(in, target, o, &tree);  // one attribution for both
-  tree["svg"] = attattr::tree_svg(tree);
+  tree["svg"] = attattr_tree_svg(tree);
   return {{"model", sm.name},
           {"tokens", all["tokens"]},
           {"target", all["target"]},

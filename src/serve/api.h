@@ -13,9 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "salient/salient.h"
-#include "data/dataset.h"
-#include "explain/explainer.h"
-#include "model/classifier.h"
 #include "serve/request.h"
 
 namespace salient::serve {

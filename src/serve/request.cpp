@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "data/dataset.h"
-#include "util/error.h"
+#include "salient/dataset.h"
+#include "salient/error.h"
 
 namespace salient::serve {
 

@@ -11,7 +11,7 @@
 #include <httplib.h>
 
 #include "serve_assets.h"
-#include "util/error.h"
+#include "salient/error.h"
 
 namespace salient::serve {
 

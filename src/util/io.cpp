@@ -3,7 +3,7 @@
 #include "util/atomic_file.h"
 #include "util/append_file.h"
 #include "util/error.h"
-#include "util/not_found.h"
+#include "salient/error.h"
 
 #include <algorithm>
 #include <cerrno>

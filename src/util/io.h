@@ -7,6 +7,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "salient/dataset.h"
+
 namespace salient {
 
 std::string read_file(const std::string& path);
@@ -47,8 +49,7 @@ std::string weights_fingerprint(const std::string& model_dir);
 // The directory holding the shared data and fixtures: $SALIENT_SHARED, else ../shared relative to
 // the repository root (found from the current directory upwards), else "".
 std::string shared_dir();
-// shared_dir()/data, or "" when there is no shared directory: where the dataset specs resolve.
-std::string shared_data_dir();
+// shared_dir()/data, or "" when there is no shared directory: shared_data_dir() (salient/dataset.h).
 
 // Text made safe inside HTML/SVG/XML content and attribute values (&, <, >, ").
 std::string html_escape(const std::string& s);

@@ -9,20 +9,14 @@
 #include <string>
 #include <thread>
 
+#include "salient/runtime.h"
+
 namespace salient {
 
 // Bytes currently allocated through malloc (0 where mallinfo2 is unavailable).
 int64_t allocated_bytes();
 
-// Keeps memory that tensors free inside the process for the next ones. By default glibc hands a
-// freed block over its mmap threshold (32 MiB at most) back to the kernel, and trims the heap's
-// free top, so the next large tensor (a batch's attention scores, the MLM logits) takes fresh
-// pages: a page fault and zeroing per 4 KiB, which on this machine made an ERASER evaluation at
-// batch 16 2.5 times slower than at batch 1 (docs/PERFORMANCE.md). After this call large blocks
-// come from the heap and freed ones are reused; the process's resident size stays at its peak.
-// $SALIENT_RETAIN_MEMORY=0 leaves glibc's defaults (1 or unset: on; anything else is an error).
-// Returns whether it is on. The CLI and the benchmarks call it first thing.
-bool retain_freed_memory();
+// retain_freed_memory(): the public salient/runtime.h.
 
 // Memory this process can still take: the kernel's MemAvailable, lowered to the room left under a
 // cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) when the process runs in one, plus the

@@ -1,0 +1,30 @@
+#pragma once
+// Process-wide settings of the library: threads, OpenBLAS's kernels, how freed memory is kept.
+#include <string>
+
+namespace salient {
+
+// Sets LibTorch intra-op threads (and OpenMP's, which the OpenMP OpenBLAS uses). n <= 0: default
+// = number of cores ($SALIENT_THREADS overrides). Returns the count set.
+int set_threads(int n);
+int default_threads();
+int current_threads();
+
+// OpenBLAS's name for the kernels it chose ("Prescott", "SkylakeX", ...; "" for another BLAS).
+std::string openblas_core();
+// The kernels to ask OpenBLAS for (through $OPENBLAS_CORETYPE, read when the library loads): the
+// CPU's when OpenBLAS runs others; "" when they are the same, on another BLAS, or when the user
+// set the variable.
+std::string better_openblas_core();
+
+// Keeps memory that tensors free inside the process for the next ones. By default glibc hands a
+// freed block over its mmap threshold (32 MiB at most) back to the kernel, and trims the heap's
+// free top, so the next large tensor (a batch's attention scores, the MLM logits) takes fresh
+// pages: a page fault and zeroing per 4 KiB, which on this machine made an ERASER evaluation at
+// batch 16 2.5 times slower than at batch 1 (docs/PERFORMANCE.md). After this call large blocks
+// come from the heap and freed ones are reused; the process's resident size stays at its peak.
+// $SALIENT_RETAIN_MEMORY=0 leaves glibc's defaults (1 or unset: on; anything else is an error).
+// Returns whether it is on. The CLI and the benchmarks call it first thing.
+bool retain_freed_memory();
+
+}  // namespace salient
