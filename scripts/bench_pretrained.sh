@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The explainer benchmark on the task models fine-tuned from the packaged pre-trained MiniLM
-# (issue #47; docs/explainers.md, "On the pre-trained task models"): every registered post-hoc
+# (issue #47; docs/explainers.md, "Results on the pre-trained task models"): every registered post-hoc
 # method, plus ExpNet as leave-one-task-out trained it for the task (runs/expnet/loto3-paper-minilm,
 # trained on the other two tasks), over the first LIMIT examples of each task's held-out split with
 # human rationales: plausibility (token F1 / AUROC / AUPRC) and faithfulness (comprehensiveness,
