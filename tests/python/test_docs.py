@@ -46,3 +46,17 @@ def test_the_python_lines_in_the_readme_run(model_dir, shared, tmp_path, monkeyp
     finally:
         os.chdir(cwd)
     assert (tmp_path / "runs" / "expnet").is_dir()
+
+
+def test_the_readme_and_the_guides_stay_short():
+    """Issue #51's bounds: a README a newcomer reads in minutes (200 lines) and one guide per paper
+    and for the explainers of at most 250 lines; dated run records go to docs/results/."""
+    limits = {"README.md": 200}
+    for guide in ["attattr", "expnet", "smat", "sst", "explainers", "pretraining", "library", "python"]:
+        limits[f"docs/{guide}.md"] = 250
+    too_long = {}
+    for path, limit in limits.items():
+        lines = len((REPO / path).read_text().splitlines())
+        if lines > limit:
+            too_long[path] = (lines, limit)
+    assert not too_long, f"over the line limit (lines, limit): {too_long}"
