@@ -3,6 +3,7 @@
 #include "salient/studies.h"
 
 #include <functional>
+#include <limits>
 
 #include "eval/benchmark.h"
 #include "expnet/expnet.h"
@@ -42,8 +43,7 @@ int option_value<int>(const json& v) {
 }
 template <>
 uint64_t option_value<uint64_t>(const json& v) {
-  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
-    throw WrongType{};
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) throw WrongType{};
   return v.get<uint64_t>();
 }
 template <>
