@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CLI's outputs of two builds compared byte for byte on the fixture model (a refactoring of the
 # library or its clients must not change them; issue #51): predict, tokenize, every registered
-# post-hoc explainer, evaluate, AttAttr's attribution and tree, and a small benchmark (its
-# results and summary without the timing fields, which differ from run to run).
+# post-hoc explainer, evaluate, AttAttr's attribution and tree, a small benchmark (its results and
+# summary without the timing fields, which differ from run to run), and the ViT's evaluate and
+# explain on a tiny ViT (when the shared data has MNIST).
 #   scripts/compare_cli.sh OLD_BIN NEW_BIN      (the shared data: $SALIENT_SHARED, else ../shared)
 # Prints each differing output and exits 1; "compare_cli: N outputs identical" and 0 otherwise.
 set -euo pipefail
@@ -66,6 +67,19 @@ if ! cmp -s "$tmp/old/bench.txt" "$tmp/new/bench.txt"; then
   echo "compare_cli: the benchmark's results differ:" >&2
   diff "$tmp/old/bench.txt" "$tmp/new/bench.txt" | head -5 >&2
   status=1
+fi
+# The ViT commands, on a tiny ViT the old build trains on MNIST (when the shared data has it).
+if [ -d "$shared/data/mnist" ]; then
+  "$old" --quiet --threads 1 vit train --data mnist:train --dev mnist:val -o "$tmp/vit" --data-dir "$shared/data" \
+    --hidden 16 --layers 1 --heads 2 --intermediate 16 --epochs 1 --max-train-examples 256 > /dev/null
+  vit=(--model "$tmp/vit" --data mnist:test --data-dir "$shared/data")
+  run vit-evaluate vit evaluate "${vit[@]}" --limit 50
+  run vit-explain-ig vit explain "${vit[@]}" --limit 3 --method ig --steps 8
+  run vit-explain-rollout vit explain "${vit[@]}" --limit 3 --method rollout -o views
+  if ! diff -r "$tmp/old/views" "$tmp/new/views" > /dev/null; then
+    echo "compare_cli: vit explain -o: the files differ" >&2
+    status=1
+  fi
 fi
 [ $status -eq 0 ] && echo "compare_cli: $n outputs identical"
 exit $status

@@ -1,10 +1,7 @@
-// Vision transformer subcommands: vit train | evaluate | explain (docs/vit.md).
-#include <torch/torch.h>
-
+// Vision transformer subcommands: vit train | evaluate | explain (docs/vit.md), over the public
+// salient/vision.h.
 #include "commands.h"
-#include "smat/head_explainer.h"
-#include "vision/render.h"
-#include "vision/vit.h"
+#include "salient/vision.h"
 
 namespace salient::cli {
 
@@ -16,81 +13,26 @@ struct VitEvaluateArgs {
 };
 
 struct VitExplainArgs {
-  std::string model, data = "fashion-mnist:test", data_dir, out, method = "attention_mean", smat_file;
-  int64_t limit = 8, steps = 32;
-  int scale = 8;
+  std::string model, data = "fashion-mnist:test", out;
+  VitExplainOptions options;
 };
 
-void run_vit_train(vision::VitTrainOptions& o) {
-  if (o.data_dir.empty()) o.data_dir = shared_data_dir();
-  const vision::VitTrainResult r = vision::train_vit(o);
-  nlohmann::json j = {{"best_epoch", r.best_epoch}, {"best_dev_accuracy", r.best_accuracy},
-                      {"train_seconds", r.train_seconds}, {"out", o.output_dir}};
-  std::cout << j.dump() << "\n";
-}
+void run_vit_train(const vision::VitTrainOptions& o) { std::cout << vit_train(o).dump() << "\n"; }
 
-void run_vit_evaluate(VitEvaluateArgs& a) {
-  if (a.data_dir.empty()) a.data_dir = shared_data_dir();
-  if (a.limit < 0) fail("--limit: must be >= 0 (got {})", a.limit);
-  const Transformer m = vision::load_vit(a.model);
-  const ImageData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
+void run_vit_evaluate(const VitEvaluateArgs& a) {
+  const nlohmann::json result = vit_evaluate(a.model, a.data, a.data_dir, a.limit);
   Output out(a.out);
-  out.line({{"model", a.model}, {"data", a.data}, {"examples", d.size()}, {"accuracy", vision::vit_accuracy(m, d)}});
+  out.line(result);
   out.commit();
 }
 
 // One JSON line per image (prediction, probability, the patch scores as a grid) and, with --out, a
 // PNG per image beside explanations.jsonl in the output directory.
 void run_vit_explain(VitExplainArgs& a) {
-  if (a.data_dir.empty()) a.data_dir = shared_data_dir();
-  if (a.limit < 1) fail("--limit: must be >= 1 (got {})", a.limit);
-  if (a.scale < 1 || a.scale > 32) fail("--scale: must be in 1..32 (got {})", a.scale);
-  const Transformer m = vision::load_vit(a.model);
-  const ImageData d = vision::load_vit_data(m, a.data, a.data_dir, a.limit);
-  if (a.method == "smat" && a.smat_file.empty()) fail("--smat: method smat needs a learned explainer (salient smat train|study)");
-  if (a.method != "smat" && !a.smat_file.empty()) fail("--smat: only for --method smat (got '{}')", a.method);
-  const bool attention = a.method == "attention_mean" || a.method == "rollout";
-  torch::Tensor scores;
-  if (a.method == "smat") {
-    // The learned head mix's distribution over [CLS] and the patches; the patches' part is drawn.
-    Batch b;
-    b.pixel_values = vision::pixel_values(m, d.images);
-    b.attention_mask = torch::ones({d.size(), m.config().max_tokens()}, torch::kLong);
-    torch::NoGradGuard no_grad;
-    scores = smat::explain_with(smat::load_head_explainer(a.smat_file), m, b).slice(1, 1);
-  } else {
-    scores = attention ? vision::patch_attention_scores(m, d.images, a.method)
-                       : vision::patch_gradient_scores(m, d.images, a.method, {}, a.steps);
-  }
-  scores = scores.to(torch::kDouble).contiguous();
-  const torch::Tensor probs = torch::softmax(vision::vit_logits(m, d.images), -1);
-  const ModelConfig& c = m.config();
-  const int64_t side = c.image_size / c.patch_size;
-  if (!a.out.empty()) make_dirs(a.out);
+  a.options.png_dir = a.out;
+  const std::vector<nlohmann::json> images = vit_explain(a.model, a.data, a.options);
   Output lines(a.out.empty() ? "" : join_path(a.out, "explanations.jsonl"));
-  for (int64_t i = 0; i < d.size(); ++i) {
-    const int64_t pred = probs[i].argmax().item<int64_t>();
-    std::vector<double> s(scores[i].data_ptr<double>(), scores[i].data_ptr<double>() + scores.size(1));
-    nlohmann::json grid = nlohmann::json::array();
-    for (int64_t r = 0; r < side; ++r) grid.push_back(std::vector<double>(s.begin() + r * side, s.begin() + (r + 1) * side));
-    nlohmann::json j = {{"index", i},
-                        {"label", d.label_names[d.labels[i].item<int64_t>()]},
-                        {"prediction", c.id2label[pred]},
-                        {"probability", probs[i][pred].item<double>()},
-                        {"method", a.method},
-                        {"patch_size", c.patch_size},
-                        {"patch_scores", grid}};
-    if (a.method == "ig") j["steps"] = a.steps;
-    if (!a.out.empty()) {
-      const torch::Tensor img = d.images[i].contiguous();
-      const std::vector<float> pixels(img.data_ptr<float>(), img.data_ptr<float>() + img.numel());
-      const std::string png = fmt::format("{:04d}.png", i);
-      write_file_atomic(join_path(a.out, png), vision::patch_heat_png(pixels, c.image_size, c.image_size, s,
-                                                                      c.patch_size, a.scale));
-      j["png"] = png;
-    }
-    lines.line(j);
-  }
+  for (const auto& j : images) lines.line(j);
   lines.commit();
 }
 
@@ -139,14 +81,14 @@ void add_vit_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* explain = vit->add_subcommand("explain", "patch scores (attention or gradients), as JSON lines and PNG overlays");
   explain->add_option("--model", xa.model, "ViT model directory")->required();
   explain->add_option("--data", xa.data, "images (fashion-mnist:test, ...)");
-  explain->add_option("--data-dir", xa.data_dir, "shared datasets (MNIST)");
-  explain->add_option("--method", xa.method,
+  explain->add_option("--data-dir", xa.options.data_dir, "shared datasets (MNIST)");
+  explain->add_option("--method", xa.options.method,
                       "attention_mean, rollout (attention), saliency, grad_x_input, ig (gradients w.r.t. patch embeddings "
                       "of the predicted class's probability; ig from the black image), smat (a learned head mix, --smat)");
-  explain->add_option("--smat", xa.smat_file, "with --method smat: smat_explainer.json (or its directory) from salient smat train|study");
-  explain->add_option("--steps", xa.steps, "ig: Gauss-Legendre points");
-  explain->add_option("--limit", xa.limit, "the first N images");
-  explain->add_option("--scale", xa.scale, "PNG pixels per image pixel");
+  explain->add_option("--smat", xa.options.smat_file, "with --method smat: smat_explainer.json (or its directory) from salient smat train|study");
+  explain->add_option("--steps", xa.options.steps, "ig: Gauss-Legendre points");
+  explain->add_option("--limit", xa.options.limit, "the first N images");
+  explain->add_option("--scale", xa.options.scale, "PNG pixels per image pixel");
   explain->add_option("--out,-o,--output", xa.out, "output directory (explanations.jsonl + one PNG per image); default: JSON lines on stdout");
   commands.push_back({explain, [] { run_vit_explain(xa); }});
 }

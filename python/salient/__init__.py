@@ -57,7 +57,7 @@ if _better and _loaded.lower() in {"prescott", "core2", "penryn", "nehalem", "sa
                    RuntimeWarning, stacklevel=2)
 
 __all__ = ["__version__", "set_threads", "threads", "retain_freed_memory", "load", "Model", "Prediction", "Explanation", "MethodInfo", "explain", "methods", "method",
-           "metrics", "evaluate", "faithfulness", "plausibility", "benchmark", "attattr", "expnet", "sst", "smat"]
+           "metrics", "evaluate", "faithfulness", "plausibility", "benchmark", "attattr", "expnet", "sst", "smat", "vit"]
 
 
 def _torch():
@@ -449,3 +449,4 @@ from . import attattr  # noqa: E402  (salient.attattr.attribute | tree | heads |
 from . import expnet  # noqa: E402  (salient.expnet.train | evaluate | explain)
 from . import smat  # noqa: E402  (salient.smat.train | evaluate | explain)
 from . import sst  # noqa: E402  (salient.sst.train | evaluate | explain)
+from . import vit  # noqa: E402  (salient.vit.train | evaluate | explain)

@@ -9,26 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "model/transformer.h"
 #include "data/images.h"
+#include "model/transformer.h"
+#include "salient/vision.h"
 
 namespace salient::vision {
 
-struct VitTrainOptions {
-  std::string train_data = "fashion-mnist:train", dev_data = "fashion-mnist:val";
-  std::string data_dir;  // shared/data (for mnist:*)
-  std::string output_dir;
-  int64_t patch_size = 7, hidden_size = 64, num_layers = 4, num_heads = 4, intermediate_size = 128;
-  double dropout = 0.0, attention_dropout = 0.0;
-  int epochs = 5;
-  int64_t batch_size = 64;
-  double lr = 1e-3, weight_decay = 0.05, warmup_ratio = 0.06, clip_norm = 1.0;
-  double max_minutes = 0;          // stop after this much training time (0 = no limit)
-  int64_t max_train_examples = 0;  // the first N after a seeded shuffle; 0 = all
-  uint64_t seed = 13;
-  bool resume = false;
-  int stop_after_epoch = 0;  // end this invocation after that epoch (a later --resume continues)
-};
+// VitTrainOptions: the public salient/vision.h.
 
 struct VitEpoch {
   int epoch = 0;
