@@ -158,6 +158,13 @@ std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int6
 }
 
 namespace {
+// A method's parameters as given: an object of names to values, or null (a C++ caller's `{}`).
+nlohmann::json params_object(const nlohmann::json& params) {
+  if (params.is_null()) return nlohmann::json::object();
+  if (!params.is_object()) fail("params: expected an object of parameter names to values, got {}", params.dump());
+  return params;
+}
+
 void check_long_inputs(const LongInputs& l) {
   if (l.stride < 0) fail("stride: must be >= 0 (got {})", l.stride);
   if (l.stride != 0 && !l.windows) fail("stride: only with windows");
@@ -219,12 +226,10 @@ std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, co
   // torch.set_grad_enabled(False) switch it off for this thread in the libtorch salient shares).
   torch::AutoGradMode grad_on(true);
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
-  // A C++ caller's `{}` is null: no parameters.
-  if (!params.is_null() && !params.is_object())
-    fail("params: expected an object of parameter names to values, got {}", params.dump());
+  const nlohmann::json given = params_object(params);
   auto explainer = make_explainer(method);  // an unknown name lists the valid ones
   ExplainOptions opts;
-  opts.params = params.is_null() ? nlohmann::json::object() : params;
+  opts.params = given;
   opts.seed = seed;
   if (!output.empty()) opts.output = parse_model_output(output);
   const int64_t fixed_target = target == "pred" ? -1 : config().label_id(target);  // errors name the labels
@@ -380,7 +385,7 @@ nlohmann::json Model::attattr_prune(const std::string& eval_data, const nlohmann
 
 nlohmann::json Model::evaluate(const std::string& spec, const std::string& data_dir, int64_t batch_size,
                                int64_t max_length, const LongInputs& long_inputs) const {
-  return evaluate(load_dataset(spec, data_dir.empty() ? shared_data_dir() : data_dir), batch_size, max_length,
+  return evaluate(load_dataset(spec, data_dir), batch_size, max_length,
                   long_inputs);
 }
 
@@ -425,10 +430,8 @@ nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t 
 const std::vector<ExplainerInfo>& methods() { return explainer_registry(); }
 
 void check_method_call(const std::string& method, const nlohmann::json& params, const std::string& output) {
-  if (!params.is_null() && !params.is_object())
-    fail("params: expected an object of parameter names to values, got {}", params.dump());
   ExplainOptions o;
-  o.params = params.is_null() ? nlohmann::json::object() : params;
+  o.params = params_object(params);
   with_declared_params(explainer_info(method), o);  // unknown names list the valid ones
   if (!output.empty()) parse_model_output(output);
 }

@@ -5,6 +5,9 @@
 #include <functional>
 #include <limits>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "eval/benchmark.h"
 #include "expnet/expnet.h"
 #include "smat/study.h"
@@ -79,6 +82,13 @@ std::function<void(T&, const json&)> field(V T::*member) {
   return [member](T& o, const json& v) { o.*member = option_value<V>(v); };
 }
 
+template <class T>
+std::vector<std::string> names_of(const Setters<T>& setters) {
+  std::vector<std::string> out;
+  for (const auto& s : setters) out.push_back(s.first);
+  return out;
+}
+
 // `options` (an object of name → value) onto `target`; `where` names the call in errors.
 template <class T>
 void apply_options(T& target, const Setters<T>& setters, const json& options, const std::string& where) {
@@ -86,11 +96,9 @@ void apply_options(T& target, const Setters<T>& setters, const json& options, co
   if (!options.is_object()) throw OptionError(where + ": options must be an object of names to values");
   for (auto it = options.begin(); it != options.end(); ++it) {
     const auto setter = setters.find(it.key());
-    if (setter == setters.end()) {
-      std::string valid;
-      for (const auto& s : setters) valid += (valid.empty() ? "" : ", ") + s.first;
-      throw OptionError(where + ": unknown option '" + it.key() + "' (valid: " + valid + ")");
-    }
+    if (setter == setters.end())
+      throw OptionError(fmt::format("{}: unknown option '{}' (valid: {})", where, it.key(),
+                                    fmt::join(names_of(setters), ", ")));
     try {
       setter->second(target, it.value());
     } catch (const WrongType&) {
@@ -99,12 +107,6 @@ void apply_options(T& target, const Setters<T>& setters, const json& options, co
   }
 }
 
-template <class T>
-std::vector<std::string> names_of(const Setters<T>& setters) {
-  std::vector<std::string> out;
-  for (const auto& s : setters) out.push_back(s.first);
-  return out;
-}
 
 std::string data_dir_or_shared(const std::string& dir) { return dir.empty() ? shared_data_dir() : dir; }
 

@@ -171,7 +171,6 @@ Explanation complete_explanation(const Classifier& clf, const Encoding& enc, Exp
     e.words = split_whitespace(*text);
     e.word_scores = word_scores(*text, enc, e.scores, word_max);
   }
-  if (e.extras.is_null()) e.extras = nlohmann::json::object();
   e.truncated = enc.truncated;
   e.id = id;
   return e;

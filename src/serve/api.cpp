@@ -36,7 +36,7 @@ Api::Api(const std::vector<std::string>& model_dirs, const std::vector<std::stri
   }
   for (const std::string& spec : datasets) {
     if (datasets_.count(spec)) fail("--data: '{}' is given twice", spec);
-    datasets_.emplace(spec, load_dataset(spec, data_dir.empty() ? shared_data_dir() : data_dir));
+    datasets_.emplace(spec, load_dataset(spec, data_dir));  // "": the shared data
     dataset_order_.push_back(spec);
   }
 }
