@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/world.h"
+#include "salient/distributed.h"
 
 int main(int argc, char** argv) {
   salient::dist::init(&argc, &argv);

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "data/inputs.h"
+#include "salient/inputs.h"
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,9 +5,10 @@
 #   2. Headers below the papers (src/data, src/text, src/model, src/util) include no paper's folder.
 #   3. The public API (include/salient) includes no header of src/: only its own ("salient/...")
 #      and external ones (<...>), so a program needs nothing but the installed include/salient.
-#   4. The thin clients include the public API and their own headers only: src/serve (the server of
-#      `salient serve`: "salient/...", "serve/...", its generated "serve_assets.h") and the Python
-#      module (python/: "salient/..."). Not yet the CLI (apps/salient), which still reaches into src/.
+#   4. The thin clients include the public API and their own headers only: the CLI (apps/salient:
+#      "salient/..." and its own "commands.h", "common.h"), src/serve (the server of `salient
+#      serve`: "salient/...", "serve/...", its generated "serve_assets.h") and the Python module
+#      (python/: "salient/...").
 # Prints every offending line and exits 1; silent and 0 when the tree keeps the rules.
 # Usage: scripts/check_includes.sh [ROOT]   (default: the repository)
 set -euo pipefail
@@ -46,6 +47,7 @@ thin_client() {
     status=1
   fi
 }
+thin_client "the CLI (apps/salient) includes a header of the library's src/" apps/salient 'salient/|commands\.h"|common\.h"'
 thin_client "the server (src/serve) includes a header of the library's src/" src/serve 'salient/|serve/|serve_assets\.h"'
 thin_client "the Python module (python/) includes a header of the library's src/" python 'salient/'
 exit $status

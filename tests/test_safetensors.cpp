@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/config.h"
-#include "data/inputs.h"
+#include "salient/inputs.h"
 #include "model/safetensors.h"
 #include "util/atomic_file.h"
 #include "test_util.h"

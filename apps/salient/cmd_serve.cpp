@@ -1,6 +1,6 @@
 // `salient serve`: the web viewer and its JSON API (docs/serve.md).
 #include "commands.h"
-#include "serve/server.h"
+#include "salient/serve.h"
 
 namespace salient::cli {
 

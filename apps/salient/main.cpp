@@ -1,16 +1,12 @@
 // salient command-line interface.
 #include <algorithm>
 
-#include <c10/util/Exception.h>
-
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "salient/distributed.h"
+#include "salient/runtime.h"
 #include "salient/version.h"
-#include "dist/world.h"
-#include "util/memory.h"
-#include "util/progress.h"
-#include "util/runtime.h"
 
 namespace salient::cli {
 
@@ -74,10 +70,10 @@ int main(int argc, char** argv) {
       c.app->add_option("--device", device, "cpu, cuda or cuda:N (default: $SALIENT_DEVICE, else cpu)");
   check_command_words(app, argc, argv);
   CLI11_PARSE(app, argc, argv);
-  Progress::set_enabled(!quiet && dist::is_root());  // one progress display under mpirun: rank 0's
+  set_progress(!quiet && dist::is_root());  // one progress display under mpirun: rank 0's
   set_threads(threads);
-  if (!device.empty()) set_default_device(parse_device(device));
-  if (default_device().is_cpu()) check_blas();
+  if (!device.empty()) set_device(device);
+  if (device_is_cpu()) check_blas();
   for (const auto& c : commands) {
     if (!c.app->parsed()) continue;
     // Under mpirun only the commands that split their work run (docs/distributed.md); any other
@@ -112,12 +108,8 @@ int main(int argc, char** argv) {
     const int code = salient::cli::main(argc, argv);
     salient::dist::finalize();
     return code;
-  } catch (const salient::Error& e) {
-    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::one_line(e.what()).c_str());
-  } catch (const c10::Error& e) {
-    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::one_line(e.what_without_backtrace()).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::one_line(e.what()).c_str());
+    std::fprintf(stderr, "salient: error: %s%s\n", rank.c_str(), salient::error_message(e).c_str());
   }
   std::fflush(stderr);
   salient::dist::abort_all(1);

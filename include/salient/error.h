@@ -35,4 +35,8 @@ template <typename... Args>
 // UTF-8 become U+FFFD (a message may be sent as JSON, which must be UTF-8).
 std::string one_line(std::string s);
 
+// The one-line message of any exception a salient call lets through: a salient::Error's, or
+// LibTorch's without its C++ backtrace.
+std::string error_message(const std::exception& e);
+
 }  // namespace salient

@@ -1,5 +1,6 @@
 #pragma once
-// Process-wide settings of the library: threads, OpenBLAS's kernels, how freed memory is kept.
+// Process-wide settings of the library: threads, the device, OpenBLAS's kernels, how freed memory is
+// kept, progress output.
 #include <string>
 
 namespace salient {
@@ -16,6 +17,21 @@ std::string openblas_core();
 // CPU's when OpenBLAS runs others; "" when they are the same, on another BLAS, or when the user
 // set the variable.
 std::string better_openblas_core();
+// Called first in main(): when better_openblas_core() names kernels, sets $OPENBLAS_CORETYPE and
+// executes this program again with the same arguments (the library is already initialised). A
+// failed exec leaves everything as it was.
+void reexec_with_better_blas(char** argv);
+// Warns once on stderr when the reference BLAS is active.
+void check_blas();
+
+// The device models load on unless a call says otherwise: "cpu", "cuda" or "cuda:N", checked
+// against this build and machine (errors name --device). Default: $SALIENT_DEVICE, else the CPU.
+void set_device(const std::string& name);
+std::string device_name();  // "cpu", "cuda:0", ...
+bool device_is_cpu();
+
+// Progress bars and log lines on stderr (on by default; the CLI's --quiet turns them off).
+void set_progress(bool enabled);
 
 // Keeps memory that tensors free inside the process for the next ones. By default glibc hands a
 // freed block over its mmap threshold (32 MiB at most) back to the kernel, and trims the heap's

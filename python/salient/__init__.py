@@ -39,6 +39,8 @@ def _cpu_openblas_core():
 # OpenBLAS picks its kernels once, when numpy, torch or salient first loads it; 0.3.21 (Debian 12)
 # gives a CPU newer than its tables its generic ones, 3-4x slower. Asked before anything loads it,
 # it runs the CPU's, as the salient binary does (util/runtime.h).
+# A choice made before salient was imported ($OPENBLAS_CORETYPE) stays.
+_openblas_user_choice = _os.environ.get("OPENBLAS_CORETYPE")
 if "OPENBLAS_CORETYPE" not in _os.environ and not {"numpy", "torch", "scipy"} & set(_sys.modules):
     _core = _cpu_openblas_core()
     if _core:

@@ -455,4 +455,9 @@ nlohmann::json method_json(const ExplainerInfo& info) {
           {"params", params}};
 }
 
+std::string error_message(const std::exception& e) {
+  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&e)) return one_line(torch_error->what_without_backtrace());
+  return one_line(e.what());
+}
+
 }  // namespace salient

@@ -1,4 +1,4 @@
-#include "data/inputs.h"
+#include "salient/inputs.h"
 
 #include <cstdint>
 #include <iostream>

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "util/error.h"
 #include "util/io.h"
 #include "util/progress.h"

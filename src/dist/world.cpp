@@ -1,4 +1,4 @@
-#include "dist/world.h"
+#include "salient/distributed.h"
 
 #include <algorithm>
 #include <cstdlib>

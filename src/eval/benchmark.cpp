@@ -15,7 +15,7 @@
 
 #include "data/dataset.h"
 #include "dist/shards.h"
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "eval/plausibility.h"
 #include "explain/long_inputs.h"
 #include "smat/study.h"

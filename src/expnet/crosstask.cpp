@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "dist/shards.h"
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "explain/explainer.h"
 #include "util/table.h"
 #include "util/error.h"

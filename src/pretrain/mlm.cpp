@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "model/checkpoint.h"
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "model/classifier.h"
 #include "train/trainer.h"
 #include "util/error.h"

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint.h"
+#include "salient/pretrain.h"  // MaskingOptions, PretrainOptions
 #include "model/transformer.h"
 #include "text/tokenizer.h"
 
@@ -31,12 +32,6 @@ MlmHead init_mlm_head(const Transformer& model, uint64_t seed);
 torch::Tensor mlm_logits(const Transformer& model, const MlmHead& head, const torch::Tensor& hidden);
 
 // ---- masking ----
-struct MaskingOptions {
-  double rate = 0.15;             // share of the ordinary pieces predicted
-  double mask_share = 0.8;        // of those: replaced by [MASK]
-  double random_share = 0.1;      //           by a random ordinary piece (the rest stay unchanged)
-  bool whole_word = false;        // choose words (a piece and its ## continuations) instead of pieces
-};
 struct MaskedBatch {
   torch::Tensor input_ids;       // [B, L]
   torch::Tensor labels;          // [B, L] original id where predicted, -100 elsewhere
@@ -72,29 +67,9 @@ struct MlmModel {
 MlmModel load_mlm_model(const std::string& dir, LoadOptions options = {});
 
 // ---- training ----
-struct PretrainOptions {
-  std::vector<std::string> corpus;  // files or directories
-  std::string vocab;                // vocab.txt, tokenizer.json or a tokenizer directory
-  std::string output_dir;
-  int64_t layers = 4, hidden = 256, heads = 8, intermediate = 1024, max_length = 128;
-  int64_t batch_size = 32;
-  double lr = 5e-4, weight_decay = 0.01, warmup_ratio = 0.06, clip_norm = 1.0, dropout = 0.1;
-  int64_t max_steps = 10000;
-  double max_minutes = 0;         // stop (and save) after this much training time; 0 = no limit
-  double heldout_share = 0.01;    // of the packed sequences (at least 8) kept for evaluation
-  int64_t eval_every = 500, save_every = 500;
-  MaskingOptions masking;
-  uint64_t seed = 0;
-  bool resume = false;
-  int64_t stop_after_steps = 0;   // end this invocation after that many steps in all (tests, resume)
-  // Continue from a saved BertForMaskedLM (its encoder and MLM head; a fresh optimizer and
-  // schedule): the shape must be the options'. When the directory records its own pre-training
-  // (pretrain.json), the corpus, length and held-out share must match, and that run's held-out
-  // slice (and its evaluation masking) is kept, so nothing it trained on is evaluated on here.
-  std::string init_dir;
-};
-// The shape flags of `salient pretrain` and the config fields they set. With --init, the CLI gives
-// the unset flags the encoder's values and pretrain_mlm checks that the others agree.
+// The shape flags of `salient pretrain` and the config fields they set. With --init,
+// pretrain_encoder (salient/pretrain.h) gives the unset ones the encoder's values and pretrain_mlm
+// checks that the others agree.
 struct EncoderShapeField {
   const char* flag;
   int64_t ModelConfig::*config;

@@ -1,7 +1,7 @@
 #pragma once
 // The JSON API behind `salient serve` (docs/serve.md), without HTTP: each endpoint is a function
 // from a request body to a response body over the public API (include/salient/salient.h), so it is
-// tested directly and the server (serve/server.h) only routes. The request is read and checked by
+// tested directly and the server (salient/serve.h, server.cpp) only routes. The request is read and checked by
 // serve/request.h; what needs the models (names, method parameters, layers) is checked here. A bad
 // request throws ApiError with the HTTP status and a one-line message.
 #include <cstdint>

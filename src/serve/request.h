@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "salient/serve.h"  // ApiLimits
+
 namespace salient::serve {
 
 class ApiError : public std::runtime_error {
@@ -24,14 +26,6 @@ class ApiError : public std::runtime_error {
 
 // An ApiError with status 400 (a request the endpoint cannot take).
 [[noreturn]] void bad_request(const std::string& message);
-
-struct ApiLimits {
-  size_t max_text_bytes = 20000;  // text + text_pair
-  int64_t max_methods = 8;        // per /api/explain request
-  double max_seconds = 120;       // per request: methods not started by then are refused
-  int64_t max_examples = 200;     // per /api/examples request
-  int64_t max_attattr_steps = 64; // integration points m of /api/attattr
-};
 
 // A POST body: JSON, and declared as JSON (415 otherwise; 400 when it does not parse).
 nlohmann::json parse_json_body(const std::string& content_type, const std::string& body);

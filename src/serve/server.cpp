@@ -1,4 +1,4 @@
-#include "serve/server.h"
+#include "salient/serve.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +12,7 @@
 
 #include "serve_assets.h"
 #include "salient/error.h"
+#include "serve/api.h"
 
 namespace salient::serve {
 

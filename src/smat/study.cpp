@@ -10,7 +10,7 @@
 
 #include "data/dataset.h"
 #include "dist/shards.h"
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "model/checkpoint.h"
 #include "util/error.h"
 #include "util/io.h"

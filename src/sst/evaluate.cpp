@@ -9,7 +9,7 @@
 #include <map>
 
 #include "dist/shards.h"
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "sst/data.h"
 #include "sst/render.h"
 #include "util/error.h"

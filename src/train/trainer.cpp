@@ -14,7 +14,7 @@
 #include "util/io.h"
 #include "util/runtime.h"
 #include "util/progress.h"
-#include "dist/world.h"
+#include "salient/distributed.h"
 #include "util/tensor_values.h"
 
 namespace salient {

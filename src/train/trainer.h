@@ -12,6 +12,7 @@
 #include "data/dataset.h"
 #include "eval/classification.h"
 #include "model/classifier.h"
+#include "salient/runs.h"
 
 namespace salient {
 
@@ -25,41 +26,8 @@ TrainingObjective cross_entropy_objective();
 // against the float targets.
 TrainingObjective mean_squared_error_objective();
 
-struct TrainOptions {
-  std::string train_data, dev_data;  // dataset specs (see load_dataset) or file paths
-  std::string data_dir;              // shared/data
-  std::string output_dir;
-  std::string init_model;            // fine-tune this model dir; empty = from scratch
-  bool extend_positions = false;     // with init_model: grow its position table to max_length
-  std::string vocab;                 // from scratch: a vocab.txt, tokenizer.json or tokenizer dir
-  // Architecture when training from scratch.
-  std::string model_type = "bert";
-  int64_t hidden_size = 128, num_layers = 2, num_heads = 4, intermediate_size = 512;
-  std::string activation = "gelu";
-  // What the head reads (ModelConfig::pooling): first_token, scalar_mix or scalar_mix_cls; empty:
-  // the --init model's own, first_token from scratch.
-  std::string pooling;
-  // From scratch: unset means 0.1. With init_model: unset keeps the checkpoint's config, a value
-  // replaces it (as HF from_pretrained(..., hidden_dropout_prob=...)), e.g. 0.1 for fine-tuning an
-  // encoder pre-trained without dropout.
-  std::optional<double> dropout, attention_dropout;
-  int64_t max_length = 128;  // tokens per example incl. specials (also the position table size)
-  // Optimisation.
-  int epochs = 3;
-  int64_t batch_size = 32;
-  double lr = 1e-3, weight_decay = 0.01, warmup_ratio = 0.06, clip_norm = 1.0;
-  double max_minutes = 0;  // stop after this much training time (0 = no limit)
-  int64_t max_train_examples = 0;  // use only the first N (after a seeded shuffle); 0 = all
-  // Names for the integer labels of a data file that has ids only (e.g. {"negative", "positive"});
-  // empty: the data's own names.
-  std::vector<std::string> label_names;
-  // accuracy | macro_f1 | mcc; regression: pearson | neg_mse. Empty: accuracy, or pearson for regression.
-  std::string select_metric;
-  // Regression on the data's `target` numbers: one output, MSE, dev Pearson and MSE.
-  bool regression = false;
-  uint64_t seed = 13;
-  bool resume = false;
-  int stop_after_epoch = 0;  // end this invocation after that epoch (a later --resume continues)
+// The public TrainRun (salient/runs.h) and the training objective (a callable: not in the public API).
+struct TrainOptions : TrainRun {
   TrainingObjective objective;  // empty: cross_entropy_objective()
 };
 

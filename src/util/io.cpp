@@ -129,6 +129,24 @@ const std::string& temporary_marker() {
 
 std::string temporary_path(const std::string& path) { return path + temporary_marker() + std::to_string(::getpid()); }
 
+Output::Output(const std::string& path) {
+  if (!path.empty() && path != "-") file_ = std::make_unique<AtomicFile>(path);
+}
+
+void Output::text(const std::string& s) {
+  if (file_) file_->write(s);
+  else buffer_ += s;
+}
+
+void Output::commit() {
+  if (file_) {
+    file_->commit();
+  } else {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
 AtomicFile::AtomicFile(const std::string& path) : path_(path), tmp_(temporary_path(path)) {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) fail("{}: cannot write ({})", path_, std::strerror(errno));

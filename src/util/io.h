@@ -1,6 +1,6 @@
 #pragma once
-// File helpers: whole-file reads with clear errors, atomic writes (temp file + rename) so an
-// interrupted run never leaves a half-written output behind.
+// File helpers of the library beside the public ones (salient/files.h: reads, atomic writes,
+// paths): listings, gzip, stale temporaries, JSON files, model folders, the shared directory.
 #include <string>
 #include <vector>
 #include <cstdint>
@@ -8,23 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "salient/dataset.h"
+#include "salient/files.h"
 
 namespace salient {
 
-std::string read_file(const std::string& path);
-bool file_exists(const std::string& path);
-bool dir_exists(const std::string& path);
-void make_dirs(const std::string& path);
-std::string join_path(const std::string& a, const std::string& b);
 // Names (not paths) of the regular files directly in `dir`, sorted.
 std::vector<std::string> list_files(const std::string& dir);
 
 // Read a gzip file (or a plain one: gzread passes plain files through).
 std::string read_gzip_file(const std::string& path);
 
-// Writes `data` to `path` via a temporary (temporary_path) and rename(2).
-void write_file_atomic(const std::string& path, const std::string& data);
-void write_file_atomic(const std::string& path, const void* data, size_t size);
 // Removes the temporaries a killed write left in `dir` and its subfolders: those of this host
 // (NAME.salient-tmp.<host>.<pid>) whose pid no longer runs here, so a resumed run starts from its
 // finished files only; another host's and a live writer's are kept. Call it before any other rank
@@ -50,11 +43,5 @@ std::string weights_fingerprint(const std::string& model_dir);
 // the repository root (found from the current directory upwards), else "".
 std::string shared_dir();
 // shared_dir()/data, or "" when there is no shared directory: shared_data_dir() (salient/dataset.h).
-
-// Text made safe inside HTML/SVG/XML content and attribute values (&, <, >, ").
-std::string html_escape(const std::string& s);
-
-// "a, b,,c" → {"a", "b", "c"}: comma-separated names with spaces and empty items dropped.
-std::vector<std::string> split_list(const std::string& s);
 
 }  // namespace salient

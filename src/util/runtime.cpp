@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/progress.h"
 
 namespace salient {
 
@@ -84,6 +85,11 @@ c10::Device default_device() {
 }
 
 void set_default_device(c10::Device device) { chosen_device() = device; }
+
+void set_device(const std::string& name) { set_default_device(parse_device(name)); }
+std::string device_name() { return default_device().str(); }
+bool device_is_cpu() { return default_device().is_cpu(); }
+void set_progress(bool enabled) { Progress::set_enabled(enabled); }
 
 void check_blas() {
   static bool done = false;

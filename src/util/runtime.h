@@ -1,6 +1,6 @@
 #pragma once
 // Process-wide runtime settings: the default device, thread count and which BLAS LibTorch ends up
-// calling (threads and OpenBLAS's kernels: the public salient/runtime.h).
+// calling (threads, OpenBLAS's kernels and the device by name: the public salient/runtime.h).
 #include <c10/core/Device.h>
 
 #include <string>
@@ -26,16 +26,9 @@ c10::Device parse_device(const std::string& name, const std::string& where = "--
 c10::Device default_device();
 void set_default_device(c10::Device device);
 
-// Warns once on stderr when the reference BLAS is active.
-void check_blas();
-
 // The OpenBLAS kernels this CPU can run by the features it reports: "SkylakeX" (AVX-512),
 // "Haswell" (AVX2 + FMA), "" otherwise. OpenBLAS 0.3.21 (Debian 12) falls back to its generic
 // Prescott kernels on CPUs newer than its tables (family 6 model 207 here), 3-4x slower sgemm.
 std::string openblas_core_for_cpu();
-// Called first in main(): when better_openblas_core() names kernels, sets $OPENBLAS_CORETYPE and
-// executes this program again with the same arguments (the library is already initialised). A
-// failed exec leaves everything as it was.
-void reexec_with_better_blas(char** argv);
 
 }  // namespace salient

@@ -1,6 +1,7 @@
 #pragma once
-// CLI inputs, one per line: plain text, or JSON with "text" (+ "text_pair"), or with "input_ids"
-// (+ "token_type_ids"). Extra JSON fields (e.g. "label", "id") are kept for the caller.
+// Inputs one per line, as the CLI reads them: plain text, or JSON with "text" (+ "text_pair"), or
+// with "input_ids" (+ "token_type_ids"). Extra JSON fields (e.g. "label", "id") are kept for the
+// caller.
 #include <cstdint>
 #include <fstream>
 #include <iosfwd>
