@@ -61,6 +61,7 @@ def test_expnet_train_evaluate_explain_equal_the_cli(model_dir, run_cli, tmp_pat
 
 
 def test_prune_equals_the_cli_and_takes_arrays_and_tensors(model_dir, run_cli, tmp_path):
+    pytest.importorskip("pandas")  # the curves as a DataFrame (a virtual environment may lack pandas)
     data = tmp_path / "data.jsonl"
     data.write_text('{"text": "a charming journey", "label": 1}\n{"text": "dull and bad", "label": 0}\n'
                     '{"text": "not good at all", "label": 0}\n{"text": "a fine film", "label": 1}\n')

@@ -3,7 +3,8 @@
 # into a prefix (cmake --install), a fresh virtual environment without Debian's packages, the pinned
 # build backend and NumPy/pytest from scripts/requirements-python.txt, then `pip install ./python`
 # against that prefix. The package must import from the environment, not from BUILD/python, carry
-# the library's version, and pass tests/python/test_bindings.py and the Python example there.
+# the library's version, and pass the package's tests (tests/python: test_bindings, test_sst_smat,
+# test_expnet_attattr, test_vit) and the Python example there.
 #   pip_install_test.sh BUILD_DIR      (the shared data: $SALIENT_SHARED, else ../shared)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +36,8 @@ print(f"pip_install_test: salient {salient.__version__} from {salient.__file__},
 PY
 )
 cd "$root"
-SALIENT_BIN="$build/salient" "$py" -m pytest -q -p no:cacheprovider tests/python/test_bindings.py
+SALIENT_BIN="$build/salient" "$py" -m pytest -q -p no:cacheprovider tests/python/test_bindings.py \
+  tests/python/test_sst_smat.py tests/python/test_expnet_attattr.py tests/python/test_vit.py
 shared=${SALIENT_SHARED:-$(cd "$root/.." && pwd)/shared}
 "$py" examples/python/explain.py "$shared/fixtures/reference-bert/model" "a charming and moving journey" ig
 echo "pip_install_test: ok"
