@@ -385,6 +385,57 @@ PYBIND11_MODULE(_salient, m) {
       },
       py::arg("options"), py::arg("explainer"), py::arg("smat"), py::arg("size"), py::arg("seed"));
 
+  // The study, the plausibility table, the pool split and the report (`salient smat study |
+  // plausibility | split | report`): markdown or the split's report.
+  m.def(
+      "smat_study",
+      [](const std::string& out, const py::dict& options) {
+        const json o = to_json(options, "smat.study");
+        ComputeScope release;
+        return salient::smat_study(out, o);
+      },
+      py::arg("out"), py::arg("options"));
+  m.def(
+      "smat_plausibility",
+      [](const std::string& teacher, const std::string& data, const std::string& out, const py::dict& options) {
+        const json o = to_json(options, "smat.plausibility");
+        ComputeScope release;
+        return salient::smat_plausibility(teacher, data, out, o);
+      },
+      py::arg("teacher"), py::arg("data"), py::arg("out"), py::arg("options"));
+  m.def(
+      "smat_split",
+      [](const std::string& out, const py::dict& options) {
+        const json o = to_json(options, "smat.split");
+        json r;
+        {
+          ComputeScope release;
+          r = salient::smat_split(out, o);
+        }
+        return to_python(r);
+      },
+      py::arg("out"), py::arg("options"));
+  m.def(
+      "smat_report",
+      [](const std::string& study) {
+        ComputeScope release;
+        return salient::smat_report(study);
+      },
+      py::arg("study"));
+  // ExpNet's leave-one-task-out run (`salient expnet evaluate --task ...`): the JSON report.
+  m.def(
+      "expnet_cross_task",
+      [](const std::vector<std::string>& tasks, const std::string& out, const py::dict& options) {
+        const json o = to_json(options, "expnet.evaluate");
+        json r;
+        {
+          ComputeScope release;
+          r = salient::expnet_cross_task(tasks, out, o);
+        }
+        return to_python(r);
+      },
+      py::arg("tasks"), py::arg("out"), py::arg("options"));
+
   // Sufficient Subset Training (docs/sst.md): `salient sst train` and `sst evaluate` (CPU).
   m.def(
       "sst_train",

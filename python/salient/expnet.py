@@ -6,13 +6,16 @@ on human rationales, measure its plausibility on a dataset, and explain with it.
     salient.expnet.evaluate("runs/expnet", "models/eraser", "eraser:test")     # AUROC, AUPRC, F1, ...
     salient.expnet.explain("models/sst2", ["a gripping film"], "runs/expnet")  # = salient.explain(..., method="expnet")
 
-The leave-one-task-out study against the post-hoc baselines is ``salient expnet evaluate --task ...``.
+    salient.expnet.leave_one_task_out({"sst2": ..., "hatexplain": ..., "eraser": ...}, out="runs/loto")
+
+``leave_one_task_out`` is ``salient expnet evaluate --task ...``: ExpNet trained on all tasks but
+one and tested on that one, against the post-hoc baselines.
 """
 import os as _os
 
 from . import _salient, explain as _explain
 
-__all__ = ["train", "evaluate", "explain"]
+__all__ = ["train", "evaluate", "explain", "leave_one_task_out"]
 
 
 def _task_specs(tasks):
@@ -67,3 +70,18 @@ def explain(model, texts, expnet, **kwargs):
     """ExpNet's token importance for texts: ``salient.explain(model, texts, method="expnet",
     expnet=DIR, ...)``."""
     return _explain(model, texts, method="expnet", expnet=_os.fspath(expnet), **kwargs)
+
+
+def leave_one_task_out(tasks, out, seeds=(0, 1, 2), baselines="all", **options):
+    """Leave-one-task-out over ``tasks`` (at least two, as for train) against the registered
+    baselines ("all", "none" or a list of names), reports in ``out`` (report.md, report.csv,
+    report.json), resumable (``salient expnet evaluate --task ...``). ``options``: those of train
+    but seed, and max_test, tune_examples, baseline_budget (seconds), ablation. Returns the report."""
+    if "features" in options:
+        options["features"] = _list_arg(options["features"], "features")
+    if "layers" in options and not isinstance(options["layers"], str):
+        options["layers"] = _list_arg(options["layers"], "layers")
+    if "hidden" in options:
+        options["hidden"] = [int(h) for h in options["hidden"]]
+    options.update(seeds=[int(s) for s in seeds], baselines=baselines if isinstance(baselines, str) else list(baselines))
+    return _salient.expnet_cross_task(_task_specs(tasks), _os.fspath(out), options)

@@ -646,8 +646,9 @@ json smat_split(const std::string& out, const json& options) {
   int64_t teacher_count = 0;
   for (size_t i = 0; i < d.records.size(); ++i) {
     const Record& r = d.records[i];
-    json j = {{"id", r.id}, {"text", r.text}, {"label", r.label}};
-    if (r.target) j["target"] = *r.target;  // a regression dataset's number
+    json j = {{"id", r.id}, {"text", r.text}};
+    if (r.label >= 0) j["label"] = r.label;  // an unlabelled text stays unlabelled (the teacher labels the pool)
+    if (r.target) j["target"] = *r.target;   // a regression dataset's number
     if (r.text_pair) j["text_pair"] = *r.text_pair;
     (pool.count(i) ? students : teacher) << j.dump() << "\n";
     teacher_count += !pool.count(i);

@@ -121,3 +121,27 @@ def test_faithfulness_and_plausibility_take_tensors_from_other_libraries(model_d
         salient.faithfulness(m, text, [float("nan")] * len(ex.tokens))
     p = salient.plausibility(torch.tensor([0.9, 0.1, 0.5]), torch.tensor([1, 0, 1]))
     assert p["auroc"] == 1.0 and p["f1"] == 1.0
+
+
+def test_leave_one_task_out_equals_the_cli(model_dir, run_cli, tmp_path):
+    tasks = []
+    for t, name in enumerate(("alpha", "beta")):
+        files = [write_planted(tmp_path / f"{name}_{split}.jsonl", n, 10 * k + t)
+                 for k, (split, n) in enumerate((("train", 40), ("val", 12), ("test", 12)))]
+        tasks.append(f"{name}={model_dir},train={files[0]},val={files[1]},test={files[2]}")
+    got = salient.expnet.leave_one_task_out(tasks, tmp_path / "py", seeds=[0, 1], baselines=["random", "occlusion"],
+                                            hidden=[8], epochs=3, filter_correct=False, tune_examples=4)
+    run_cli(["expnet", "evaluate", *[a for t in tasks for a in ("--task", t)], "--seeds", "0,1", "--baselines",
+             "random,occlusion", "--hidden", "8", "--epochs", "3", "--filter", "off", "--tune-examples", "4",
+             "--out", str(tmp_path / "cli")])
+    want = json.loads((tmp_path / "cli" / "report.json").read_text())
+
+    def untimed(v):  # the report without its measured times
+        if isinstance(v, dict):
+            return {k: untimed(x) for k, x in v.items() if k != "seconds"}
+        return [untimed(x) for x in v] if isinstance(v, list) else v
+    assert got.keys() == want.keys()
+    for key in ("tasks", "protocol", "results", "ablation"):
+        assert untimed(got[key]) == untimed(want[key]), key
+    with pytest.raises(TypeError, match="unknown option 'seed'"):
+        salient.expnet.leave_one_task_out(tasks, tmp_path / "bad", seed=3)

@@ -93,3 +93,30 @@ def test_sst_train_and_evaluate_equal_the_cli(model_dir, run_cli, tmp_path):
     with pytest.raises(TypeError, match="unknown option 'lambda'"):
         salient.sst.train(str(data), str(data), tmp_path / "bad", **{"lambda": 1.0})
     assert "lambda_" in salient.sst.options() and "time_limit" in salient.sst.options("evaluate")
+
+
+def test_smat_split_study_and_report_equal_the_cli(model_dir, run_cli, tmp_path):
+    rng = random.Random(7)
+    data = str(tmp_path / "data.jsonl")
+    with open(data, "w", encoding="utf-8") as f:  # labelled, as a task's data (the teacher relabels the pool)
+        for i in range(60):
+            f.write(json.dumps({"text": " ".join(rng.choice(WORDS) for _ in range(4 + i % 5)), "label": i % 2}) + "\n")
+    got = salient.smat.split(tmp_path / "py-split", data=data, pool_size=30, min_words=4, seed=3)
+    want = json.loads(run_cli(["smat", "split", "--data", data, "--pool-size", "30", "--min-words", "4", "--seed", "3",
+                               "--out", str(tmp_path / "cli-split")]))
+    assert got == want and got["pool"] == 30
+    for name in ("teacher.jsonl", "pool.jsonl", "split.json"):
+        assert (tmp_path / "py-split" / name).read_bytes() == (tmp_path / "cli-split" / name).read_bytes(), name
+
+    pool = str(tmp_path / "py-split" / "pool.jsonl")
+    summary = salient.smat.study(model_dir, pool, tmp_path / "py-study", sizes=[8], seeds=[0, 1],
+                                 explainers=["none", "saliency"], **SMAT)
+    run_cli(["smat", "study", "--teacher", model_dir, "--pool", pool, "--sizes", "8", "--seeds", "0,1",
+             "--explainers", "none,saliency", *SMAT_FLAGS, "--out", str(tmp_path / "cli-study")])
+    want = json.loads((tmp_path / "cli-study" / "summary.json").read_text())
+    assert summary.keys() == want.keys()
+    for key in summary.keys() - {"cost"}:  # the cost is measured
+        assert summary[key] == want[key], key
+    assert salient.smat.report(tmp_path / "py-study") == summary
+    with pytest.raises(ValueError, match="--sizes"):
+        salient.smat.study(model_dir, pool, tmp_path / "bad", sizes=[0], **SMAT)
