@@ -9,7 +9,8 @@
 # table of the pruning curves per task over the seeds (scripts/prune_table.py).
 # Resumable: a finished model, score file or curve is not redone.
 #   scripts/attattr_minilm.sh [sst2] [hatexplain]        (default: sst2)
-# env: SEEDS ("13 14 15"), THREADS (2), BIN (build/salient)
+# env: SEEDS ("13 14 15"), THREADS (2), BIN (build/salient), STEPS ("heads prune triggers"; e.g.
+#      STEPS=triggers mines and transfers the patterns of seeds whose curves an earlier session made)
 # Outputs: runs/attattr/<task>-minilm[-sN]/{heads.json,prune.json,prune.md,prune.svg,triggers.json,triggers.md},
 # runs/attattr/<task>-minilm-seeds.md; each model's triggers-from-sN.json (seed N's patterns on it) and
 # runs/attattr/<task>-minilm-triggers-transfer.md.
@@ -18,6 +19,11 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
 THREADS=${THREADS:-2}
 SEEDS=${SEEDS:-13 14 15}
+STEPS=${STEPS:-heads prune triggers}
+for step in $STEPS; do
+  case $step in heads|prune|triggers) ;; *) echo "STEPS: unknown step '$step' (heads, prune, triggers)" >&2; exit 2 ;; esac
+done
+has_step() { [[ " $STEPS " == *" $1 "* ]]; }
 tasks=("$@")
 [ ${#tasks[@]} -eq 0 ] && tasks=(sst2)
 for t in "${tasks[@]}"; do
@@ -39,15 +45,15 @@ for t in "${tasks[@]}"; do
       SEED=$s SUFFIX=$suffix INIT=minilm BIN=$BIN THREADS=$THREADS scripts/train_models.sh "$t"
     out=runs/attattr/$t$suffix
     mkdir -p "$out"
-    [ -f "$out/heads.json" ] ||
+    { ! has_step heads && ! has_step prune; } || [ -f "$out/heads.json" ] ||
       "$BIN" --threads "$THREADS" --quiet attattr heads --model "$model" --data "$dev" --out "$out/heads.json"
     last=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['num_hidden_layers'] - 1)" "$model/config.json")
-    [ -f "$out/prune.json" ] ||
+    ! has_step prune || [ -f "$out/prune.json" ] ||
       "$BIN" --threads "$THREADS" --quiet attattr prune --model "$model" --heads "$out/heads.json" --eval-data "$dev" \
         --layer "$last" --out "$out/prune.json" --svg "$out/prune.svg" --markdown "$out/prune.md"
     # Adversarial triggers (the paper's section 4.3): patterns mined from 500 training examples
     # (m = 64), each inserted into the dev examples of the class it attacks.
-    [ -f "$out/triggers.json" ] ||
+    ! has_step triggers || [ -f "$out/triggers.json" ] ||
       "$BIN" --threads "$THREADS" --quiet attattr triggers --model "$model" --train "$t:train" --dev "$dev" \
         --out "$out/triggers.json" --markdown "$out/triggers.md"
     dirs+=("$out")
@@ -55,10 +61,12 @@ for t in "${tasks[@]}"; do
     model_of[s$s]=$model
     echo "$t seed $s: $out"
   done
-  python3 scripts/prune_table.py "minilm=$(IFS=,; echo "${dirs[*]}")" > "runs/attattr/$t-minilm-seeds.md"
-  echo "$t: runs/attattr/$t-minilm-seeds.md"
+  if has_step prune; then
+    python3 scripts/prune_table.py "minilm=$(IFS=,; echo "${dirs[*]}")" > "runs/attattr/$t-minilm-seeds.md"
+    echo "$t: runs/attattr/$t-minilm-seeds.md"
+  fi
   # Do the patterns transfer? Each seed's patterns evaluated on every other seed's model.
-  if [ ${#named[@]} -gt 1 ]; then
+  if has_step triggers && [ ${#named[@]} -gt 1 ]; then
     for src in "${named[@]}"; do
       for dst in "${named[@]}"; do
         [ "$src" = "$dst" ] && continue
