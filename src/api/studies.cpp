@@ -127,6 +127,15 @@ void apply_options(T& target, const Setters<T>& setters, const json& options, co
 
 std::string data_dir_or_shared(const std::string& dir) { return dir.empty() ? shared_data_dir() : dir; }
 
+// How a value error names an option: by its name and by the CLI flag that sets it, for the callers
+// of both ("early_stopping (--early-stopping)").
+std::string option_label(const std::string& name) {
+  std::string flag = name;
+  if (!flag.empty() && flag.back() == '_') flag.pop_back();  // lambda_ → --lambda
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return name + " (--" + flag + ")";
+}
+
 // The static teacher explainers' settings (smat train | evaluate | study | plausibility).
 const Setters<smat::StaticExplainerOptions>& static_explainer_setters() {
   using O = smat::StaticExplainerOptions;
@@ -164,13 +173,13 @@ const Setters<SmatOptions>& smat_setters() {
       {"max_length", [](O& o, const json& v) { o.setup.max_length = option_value<int64_t>(v); }},
       {"split_seed", [](O& o, const json& v) { o.setup.split_seed = option_value<uint64_t>(v); }},
       {"normalizer",
-       [](O& o, const json& v) { o.student.normalizer = smat::parse_normalizer(option_value<std::string>(v), "--normalizer"); }},
+       [](O& o, const json& v) { o.student.normalizer = smat::parse_normalizer(option_value<std::string>(v), option_label("normalizer")); }},
       {"optimizer",
-       [](O& o, const json& v) { o.student.optimizer = smat::parse_optimizer(option_value<std::string>(v), "--optimizer"); }},
+       [](O& o, const json& v) { o.student.optimizer = smat::parse_optimizer(option_value<std::string>(v), option_label("optimizer")); }},
       {"early_stopping",
        [](O& o, const json& v) {
          const std::string e = option_value<std::string>(v);
-         if (e != "loss" && e != "accuracy") fail("--early-stopping: must be loss or accuracy, got '{}'", e);
+         if (e != "loss" && e != "accuracy") fail("{}: must be loss or accuracy, got '{}'", option_label("early_stopping"), e);
          o.student.select_by_accuracy = e == "accuracy";
        }},
       {"beta", [](O& o, const json& v) { o.student.beta = option_value<double>(v); }},
@@ -232,10 +241,10 @@ const Setters<smat::StudyOptions>& smat_study_setters() {
         o.student = parts.student;
         o.static_explainers = parts.statics;
       };
-    all["sizes"] = [](O& o, const json& v) { o.sizes = int_list(v, "--sizes", 1); };
+    all["sizes"] = [](O& o, const json& v) { o.sizes = int_list(v, option_label("sizes"), 1); };
     all["seeds"] = [](O& o, const json& v) {
       o.seeds.clear();
-      for (int64_t x : int_list(v, "--seeds", 0)) o.seeds.push_back(static_cast<uint64_t>(x));
+      for (int64_t x : int_list(v, option_label("seeds"), 0)) o.seeds.push_back(static_cast<uint64_t>(x));
     };
     all["explainers"] = [](O& o, const json& v) { o.explainers = string_list(v); };
     return all;
@@ -323,7 +332,7 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
   static const Setters<O> s = {
       {"data_dir", field(&O::data_dir)},
       {"arch", field(&O::arch)},
-      {"hidden", [](O& o, const json& v) { o.hidden = int_list(v, "--hidden", 1); }},
+      {"hidden", [](O& o, const json& v) { o.hidden = int_list(v, option_label("hidden"), 1); }},
       {"init", field(&O::init_model)},
       {"vocab", field(&O::vocab)},
       {"hidden_size", field(&O::hidden_size)},
@@ -332,7 +341,7 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
       {"intermediate_size", field(&O::intermediate_size)},
       {"max_length", field(&O::max_length)},
       {"dropout", field(&O::dropout)},
-      {"masking", [](O& o, const json& v) { o.objective.kind = sst::parse_mask_kind(option_value<std::string>(v), "--masking"); }},
+      {"masking", [](O& o, const json& v) { o.objective.kind = sst::parse_mask_kind(option_value<std::string>(v), option_label("masking")); }},
       {"lambda_", [](O& o, const json& v) { o.objective.lambda = option_value<double>(v); }},
       {"xi", [](O& o, const json& v) { o.objective.xi = option_value<double>(v); }},
       {"tau", [](O& o, const json& v) { o.objective.tau = option_value<double>(v); }},
@@ -340,7 +349,7 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
       {"epsilon", [](O& o, const json& v) { o.objective.fill.epsilon = option_value<double>(v); }},
       {"pgd_step", [](O& o, const json& v) { o.objective.fill.step = option_value<double>(v); }},
       {"pgd_steps", [](O& o, const json& v) { o.objective.fill.steps = option_value<int>(v); }},
-      {"noise", [](O& o, const json& v) { o.objective.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), "--noise"); }},
+      {"noise", [](O& o, const json& v) { o.objective.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), option_label("noise")); }},
       {"epochs", field(&O::epochs)},
       {"patience", field(&O::patience)},
       {"batch_size", field(&O::batch_size)},
@@ -375,7 +384,7 @@ const Setters<sst::SstEvalOptions>& sst_eval_setters() {
       {"epsilon", [](O& o, const json& v) { o.fill.epsilon = option_value<double>(v); }},
       {"pgd_step", [](O& o, const json& v) { o.fill.step = option_value<double>(v); }},
       {"pgd_steps", [](O& o, const json& v) { o.fill.steps = option_value<int>(v); }},
-      {"noise", [](O& o, const json& v) { o.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), "--noise"); }},
+      {"noise", [](O& o, const json& v) { o.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), option_label("noise")); }},
       {"sis_criterion", [](O& o, const json& v) { o.search.sis_criterion = option_value<std::string>(v); }},
       {"sis_threshold", [](O& o, const json& v) { o.search.sis_threshold = option_value<double>(v); }},
   };
@@ -392,11 +401,11 @@ struct ExpNetTrainCall {
 const Setters<ExpNetTrainCall>& expnet_train_setters() {
   using O = ExpNetTrainCall;
   static const Setters<O> s = {
-      {"features", [](O& o, const json& v) { set_feature_list(o.train.model.features, option_value<std::string>(v), "--features"); }},
+      {"features", [](O& o, const json& v) { set_feature_list(o.train.model.features, option_value<std::string>(v), option_label("features")); }},
       {"layers", [](O& o, const json& v) { o.train.model.features.layers = option_value<std::string>(v); }},
       {"scale", [](O& o, const json& v) { o.train.model.features.scale = option_value<std::string>(v); }},
       {"head_pool", [](O& o, const json& v) { o.train.model.features.head_pool = option_value<std::string>(v); }},
-      {"hidden", [](O& o, const json& v) { o.train.model.hidden = int_list(v, "--hidden", 1); }},
+      {"hidden", [](O& o, const json& v) { o.train.model.hidden = int_list(v, option_label("hidden"), 1); }},
       {"activation", [](O& o, const json& v) { o.train.model.activation = option_value<std::string>(v); }},
       {"dropout", [](O& o, const json& v) { o.train.model.dropout = option_value<double>(v); }},
       {"loss", [](O& o, const json& v) { o.train.loss = option_value<std::string>(v); }},
@@ -433,7 +442,7 @@ const Setters<ExpNetCrossTaskCall>& expnet_cross_task_setters() {
       if (name != "seed") all[name] = [set = set](O& o, const json& v) { set(o.train, v); };
     all["seeds"] = [](O& o, const json& v) {
       o.seeds.clear();
-      for (int64_t x : int_list(v, "--seeds", 0)) o.seeds.push_back(static_cast<uint64_t>(x));
+      for (int64_t x : int_list(v, option_label("seeds"), 0)) o.seeds.push_back(static_cast<uint64_t>(x));
     };
     all["baselines"] = [](O& o, const json& v) {
       o.baselines = string_list(v);  // "all": every registered explainer
