@@ -173,9 +173,13 @@ const Setters<SmatOptions>& smat_setters() {
       {"max_length", [](O& o, const json& v) { o.setup.max_length = option_value<int64_t>(v); }},
       {"split_seed", [](O& o, const json& v) { o.setup.split_seed = option_value<uint64_t>(v); }},
       {"normalizer",
-       [](O& o, const json& v) { o.student.normalizer = smat::parse_normalizer(option_value<std::string>(v), option_label("normalizer")); }},
+       [](O& o, const json& v) {
+         o.student.normalizer = smat::parse_normalizer(option_value<std::string>(v), option_label("normalizer"));
+       }},
       {"optimizer",
-       [](O& o, const json& v) { o.student.optimizer = smat::parse_optimizer(option_value<std::string>(v), option_label("optimizer")); }},
+       [](O& o, const json& v) {
+         o.student.optimizer = smat::parse_optimizer(option_value<std::string>(v), option_label("optimizer"));
+       }},
       {"early_stopping",
        [](O& o, const json& v) {
          const std::string e = option_value<std::string>(v);
@@ -341,7 +345,10 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
       {"intermediate_size", field(&O::intermediate_size)},
       {"max_length", field(&O::max_length)},
       {"dropout", field(&O::dropout)},
-      {"masking", [](O& o, const json& v) { o.objective.kind = sst::parse_mask_kind(option_value<std::string>(v), option_label("masking")); }},
+      {"masking",
+       [](O& o, const json& v) {
+         o.objective.kind = sst::parse_mask_kind(option_value<std::string>(v), option_label("masking"));
+       }},
       {"lambda_", [](O& o, const json& v) { o.objective.lambda = option_value<double>(v); }},
       {"xi", [](O& o, const json& v) { o.objective.xi = option_value<double>(v); }},
       {"tau", [](O& o, const json& v) { o.objective.tau = option_value<double>(v); }},
@@ -349,7 +356,10 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
       {"epsilon", [](O& o, const json& v) { o.objective.fill.epsilon = option_value<double>(v); }},
       {"pgd_step", [](O& o, const json& v) { o.objective.fill.step = option_value<double>(v); }},
       {"pgd_steps", [](O& o, const json& v) { o.objective.fill.steps = option_value<int>(v); }},
-      {"noise", [](O& o, const json& v) { o.objective.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), option_label("noise")); }},
+      {"noise",
+       [](O& o, const json& v) {
+         o.objective.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), option_label("noise"));
+       }},
       {"epochs", field(&O::epochs)},
       {"patience", field(&O::patience)},
       {"batch_size", field(&O::batch_size)},
@@ -384,7 +394,8 @@ const Setters<sst::SstEvalOptions>& sst_eval_setters() {
       {"epsilon", [](O& o, const json& v) { o.fill.epsilon = option_value<double>(v); }},
       {"pgd_step", [](O& o, const json& v) { o.fill.step = option_value<double>(v); }},
       {"pgd_steps", [](O& o, const json& v) { o.fill.steps = option_value<int>(v); }},
-      {"noise", [](O& o, const json& v) { o.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), option_label("noise")); }},
+      {"noise",
+       [](O& o, const json& v) { o.fill.noise = sst::parse_noise_fill(option_value<std::string>(v), option_label("noise")); }},
       {"sis_criterion", [](O& o, const json& v) { o.search.sis_criterion = option_value<std::string>(v); }},
       {"sis_threshold", [](O& o, const json& v) { o.search.sis_threshold = option_value<double>(v); }},
   };
@@ -401,7 +412,10 @@ struct ExpNetTrainCall {
 const Setters<ExpNetTrainCall>& expnet_train_setters() {
   using O = ExpNetTrainCall;
   static const Setters<O> s = {
-      {"features", [](O& o, const json& v) { set_feature_list(o.train.model.features, option_value<std::string>(v), option_label("features")); }},
+      {"features",
+       [](O& o, const json& v) {
+         set_feature_list(o.train.model.features, option_value<std::string>(v), option_label("features"));
+       }},
       {"layers", [](O& o, const json& v) { o.train.model.features.layers = option_value<std::string>(v); }},
       {"scale", [](O& o, const json& v) { o.train.model.features.scale = option_value<std::string>(v); }},
       {"head_pool", [](O& o, const json& v) { o.train.model.features.head_pool = option_value<std::string>(v); }},
