@@ -130,10 +130,8 @@ std::string data_dir_or_shared(const std::string& dir) { return dir.empty() ? sh
 // How a value error names an option: by its name and by the CLI flag that sets it, for the callers
 // of both ("early_stopping (--early-stopping)").
 std::string option_label(const std::string& name) {
-  std::string flag = name;
-  if (!flag.empty() && flag.back() == '_') flag.pop_back();  // lambda_ → --lambda
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return name + " (--" + flag + ")";
+  const bool keyword = !name.empty() && name.back() == '_';  // lambda_ (a Python keyword) → --lambda
+  return name + " (" + param_flag(keyword ? name.substr(0, name.size() - 1) : name) + ")";
 }
 
 // The static teacher explainers' settings (smat train | evaluate | study | plausibility).
