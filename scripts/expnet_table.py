@@ -14,7 +14,8 @@ each cell is taken over the classifiers: ExpNet's mean per classifier (over its 
 their mean ± std, the best baseline by its mean over the classifiers (only baselines every run
 kept: the time budget drops some on some runs), and ExpNet's lead over that baseline paired per
 classifier, mean ± standard error over the classifiers (|lead| > 2 s.e.: larger than the spread
-over classifier seeds).
+over classifier seeds), and how much ExpNet moves between classifiers against the baselines (its
+std over the classifiers beside the median of theirs).
 """
 import csv
 import statistics
@@ -78,6 +79,13 @@ def one_run(cells, variant):
             first = False
 
 
+def spread_of_baselines(per):
+    """The median over baselines of each one's std over the classifiers; random is left out: its
+    spread is its own draws, not the classifier's."""
+    spreads = [statistics.stdev(v) for m, v in per.items() if m != "random"]
+    return statistics.median(spreads) if spreads else float("nan")
+
+
 def over_classifiers(runs, variants, names):
     """runs: one cells dict per classifier seed (same order as variants, if any)."""
     c = len(runs)
@@ -85,8 +93,9 @@ def over_classifiers(runs, variants, names):
           "its own seeds.\n")
     print("| held-out task | paper: ExpNet / best baseline (token F1) | metric | ExpNet, paper's configuration: "
           "mean ± std over classifiers (each) | rank | best baseline (mean over classifiers) | "
-          "ExpNet − best: mean ± s.e. (t) | ExpNet ahead on |" + (" salient's variant (mean ± std) |" if variants else ""))
-    print("|---" * (8 + bool(variants)) + "|")
+          "ExpNet − best: mean ± s.e. (t) | ExpNet ahead on | std over classifiers: ExpNet / baselines' median |"
+          + (" salient's variant (mean ± std) |" if variants else ""))
+    print("|---" * (9 + bool(variants)) + "|")
     tasks = task_order(runs[0])
     for task in tasks:
         first = True
@@ -111,7 +120,8 @@ def over_classifiers(runs, variants, names):
             row = [task if first else "", paper_cell(task, first), label,
                    f"{mean:.3f} ± {statistics.stdev(own):.3f} ({', '.join(f'{v:.3f}' for v in own)})",
                    f"{rank} of {len(kept) + 1}", f"{best} {best_mean:.3f}", f"{lead:+.3f} ± {se:.3f} ({t})",
-                   f"{sum(x > 0 for x in leads)} of {c}"]
+                   f"{sum(x > 0 for x in leads)} of {c}",
+                   f"{statistics.stdev(own):.3f} / {spread_of_baselines(per):.3f}"]
             if variants:
                 vs = [v.get(key) for v in variants]
                 row.append(f"{statistics.fmean(x[0] for x in vs):.3f} ± {statistics.stdev(x[0] for x in vs):.3f}"

@@ -63,6 +63,8 @@ def test_expnet_table_over_classifier_seeds(tmp_path):
     # leads -0.02, +0.04, +0.01: mean +0.01, sample std 0.03, s.e. 0.03 / sqrt(3) = 0.0173
     assert cells[6] == "+0.010 ± 0.017 (+0.6)"
     assert cells[7] == "2 of 3"
+    # std over classifiers: ExpNet 0.030; the kept baselines but random: ig alone, 0.000
+    assert cells[8] == "0.030 / 0.000"
 
 
 def test_expnet_table_refuses_unmatched_variants_and_missing_runs(tmp_path):
