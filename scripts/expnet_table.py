@@ -96,20 +96,19 @@ def over_classifiers(runs, variants, names):
           "ExpNet − best: mean ± s.e. (t) | ExpNet ahead on | std over classifiers: ExpNet / baselines' median |"
           + (" salient's variant (mean ± std) |" if variants else ""))
     print("|---" * (9 + bool(variants)) + "|")
-    tasks = task_order(runs[0])
-    for task in tasks:
+    for task in task_order(runs[0]):
         first = True
         for metric, label in METRICS:
             key = ("expnet", task, metric)
             if not all(key in r for r in runs):
                 continue
             own = [r[key][0] for r in runs]
-            methods = sorted({m for m, t, k in runs[0] if t == task and k == metric and m != "expnet"})
-            kept = [m for m in methods if all((m, task, metric) in r for r in runs)]
+            kept = sorted(m for m, t, k in runs[0]
+                          if t == task and k == metric and m != "expnet" and all((m, t, k) in r for r in runs))
             if not kept:
                 continue
             per = {m: [r[(m, task, metric)][0] for r in runs] for m in kept}
-            mean = statistics.fmean(own)
+            mean, own_std = statistics.fmean(own), statistics.stdev(own)
             best = max(kept, key=lambda m: statistics.fmean(per[m]))
             best_mean = statistics.fmean(per[best])
             rank = 1 + sum(statistics.fmean(v) > mean for v in per.values())
@@ -118,10 +117,10 @@ def over_classifiers(runs, variants, names):
             se = statistics.stdev(leads) / c ** 0.5
             t = f"{lead / se:+.1f}" if se > 0 else "—"
             row = [task if first else "", paper_cell(task, first), label,
-                   f"{mean:.3f} ± {statistics.stdev(own):.3f} ({', '.join(f'{v:.3f}' for v in own)})",
+                   f"{mean:.3f} ± {own_std:.3f} ({', '.join(f'{v:.3f}' for v in own)})",
                    f"{rank} of {len(kept) + 1}", f"{best} {best_mean:.3f}", f"{lead:+.3f} ± {se:.3f} ({t})",
                    f"{sum(x > 0 for x in leads)} of {c}",
-                   f"{statistics.stdev(own):.3f} / {spread_of_baselines(per):.3f}"]
+                   f"{own_std:.3f} / {spread_of_baselines(per):.3f}"]
             if variants:
                 vs = [v.get(key) for v in variants]
                 row.append(f"{statistics.fmean(x[0] for x in vs):.3f} ± {statistics.stdev(x[0] for x in vs):.3f}"
