@@ -65,7 +65,8 @@ compare() {
     local chosen
     chosen=$(python3 -c "import json,sys; print(json.load(open('$dir/selection.json'))['chosen'].get('$kind') or '')")
     [ -n "$chosen" ] || continue
-    "${E[@]}" evaluate --model "$chosen" --data "$data" --methods sst --limit "$limit" --noise "$NOISE" -o "$dir/eval-sst-$kind" > /dev/null
+    # sst_shuffled: the control, as many features as each SST subset at random positions
+    "${E[@]}" evaluate --model "$chosen" --data "$data" --methods sst,sst_shuffled --limit "$limit" --noise "$NOISE" -o "$dir/eval-sst-$kind" > /dev/null
   done
   python3 scripts/sst_table.py "$dir" > "$dir/table.md"
   cat "$dir/table.md"

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "explain/explainer.h"
 #include "model/checkpoint.h"
@@ -464,10 +465,28 @@ TEST(SstCli, TrainExplainEvaluateOnMnist) {
   EXPECT_EQ(first["pixel_scores"].size(), 784u);
   EXPECT_TRUE(file_exists(first["png"].get<std::string>()));
   r = run_salient("sst evaluate --model " + sst + " --standard " + standard +
-                  " --data mnist:test --limit 2 --accuracy-limit 50 --methods sst,gradient --samples 5 --views 2 -o " + eval);
+                  " --data mnist:test --limit 2 --accuracy-limit 50 --methods sst,sst_shuffled,gradient --samples 5 --views 2 -o " + eval);
   ASSERT_EQ(r.code, 0) << r.err;
   auto table = parse_json_file(join_path(eval, "table.json"));
-  ASSERT_EQ(table["rows"].size(), 2u);
+  ASSERT_EQ(table["rows"].size(), 3u);
+  // The control keeps as many pixels as the SST subset, drawn elsewhere.
+  auto records = [&](const std::string& method) {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(read_file(join_path(eval, "examples-" + method + ".jsonl")));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+    return out;
+  };
+  const auto own = records("sst"), shuffled = records("sst_shuffled");
+  ASSERT_EQ(own.size(), 2u);
+  ASSERT_EQ(shuffled.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto a = own[i]["subset"].get<std::vector<int64_t>>(), b = shuffled[i]["subset"].get<std::vector<int64_t>>();
+    EXPECT_EQ(a.size(), b.size());
+    EXPECT_EQ(own[i]["size_percent"], shuffled[i]["size_percent"]);
+    for (int64_t p : b) EXPECT_TRUE(p >= 0 && p < 784) << p;
+    if (!a.empty() && a.size() < 784) EXPECT_NE(a, b);
+  }
   for (const auto& row : table["rows"]) {
     EXPECT_EQ(row["explained"], 2);
     EXPECT_GE(row["faithful_baseline"].get<double>(), 0.0);
@@ -504,6 +523,7 @@ TEST(SstCli, BadValuesAreOneLineErrors) {
   expect_one_line_error(run_salient(base + "--arch vgg"), "--arch");
   EXPECT_FALSE(dir_exists(out) && file_exists(join_path(out, "sst.json")));
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sst"), "--model");
+  expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sst_shuffled"), "--model");
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods lime --standard x"), "lime");
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sis --standard x --sis-criterion max"),
                         "--sis-criterion");

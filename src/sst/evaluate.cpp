@@ -27,14 +27,14 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kShardExamples = 4;
 
 void SstEvalOptions::validate() const {
-  if (methods.empty()) fail("--methods: name at least one of sst, sis, anchors, gradient");
+  if (methods.empty()) fail("--methods: name at least one of sst, sst_shuffled, sis, anchors, gradient");
   for (const auto& m : methods) {
-    if (m == "sst") {
-      if (sst_model.empty()) fail("--model: method 'sst' needs the SST model directory");
+    if (m == "sst" || m == "sst_shuffled") {
+      if (sst_model.empty()) fail("--model: method '{}' needs the SST model directory", m);
     } else if (std::find(search_method_names().begin(), search_method_names().end(), m) != search_method_names().end()) {
       if (standard_model.empty()) fail("--standard: method '{}' explains the standard model; give its directory", m);
     } else {
-      fail("--methods: unknown method '{}' (sst, sis, anchors, gradient)", m);
+      fail("--methods: unknown method '{}' (sst, sst_shuffled, sis, anchors, gradient)", m);
     }
   }
   if (limit < 1) fail("--limit: must be at least 1, got {}", limit);
@@ -128,6 +128,18 @@ std::map<int64_t, nlohmann::json> read_records(const std::string& path, bool rep
   return out;
 }
 
+// As many features as `subset` keeps, drawn uniformly among the example's features (`features`,
+// [F] bool): the control that tells how much of a subset's faithfulness its choice explains.
+torch::Tensor shuffled_subset(const torch::Tensor& subset, const torch::Tensor& features, uint64_t seed) {
+  const torch::Tensor candidates = features.nonzero().flatten();
+  const int64_t k = subset.logical_and(features).sum().item<int64_t>();
+  auto gen = at::detail::createCPUGenerator(seed);
+  const torch::Tensor order = torch::randperm(candidates.size(0), gen, torch::kInt64);
+  torch::Tensor out = torch::zeros_like(features);
+  out.index_fill_(0, candidates.index_select(0, order.slice(0, 0, k)), true);
+  return out;
+}
+
 }  // namespace
 
 std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
@@ -162,7 +174,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
   std::string views_html;
   make_dirs(join_path(o.out_dir, "views"));
   for (const std::string& method : o.methods) {
-    const bool is_sst = method == "sst";
+    const bool is_sst = method == "sst" || method == "sst_shuffled";
     std::unique_ptr<ModelAndData>& slot = is_sst ? sst : standard;
     if (!slot) slot = std::make_unique<ModelAndData>(load_for_eval(is_sst ? o.sst_model : o.standard_model, o));
     ModelAndData& m = *slot;
@@ -187,6 +199,8 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         torch::NoGradGuard ng;
         SstOutput out = model.forward(x);
         subset = subset_of(out.selection, x.features, m.loaded.tau)[0];
+        if (method == "sst_shuffled")
+          subset = shuffled_subset(subset, x.features[0].to(torch::kBool), o.seed * 1000003ULL + static_cast<uint64_t>(i) + 7);
         rec["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
         rec["timed_out"] = false;
         torch::Tensor s = out.selection[0].to(torch::kFloat64).contiguous();

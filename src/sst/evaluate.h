@@ -3,7 +3,9 @@
 // of the model it explains, the mean subset size (% of the features), the mean time per
 // explanation, the share of time-outs, and the subset's faithfulness under each masking kind
 // (baseline, probabilistic, robust; subset_faithfulness). "sst" reads the SST model's own subset
-// (one forward pass); sis, anchors and gradient search the standard model. Per-example results
+// (one forward pass); "sst_shuffled", the control, keeps as many features as that subset, drawn at
+// random (seeded per example) and checked on the same SST model; sis, anchors and gradient search
+// the standard model. Per-example results
 // are appended to OUT/examples-<method>.jsonl as they finish, so an interrupted run resumes; the
 // table goes to OUT/table.{md,csv,json} and the views to OUT/report.html (+ OUT/views/*.png).
 #include <string>
