@@ -72,6 +72,26 @@ compare() {
   cat "$dir/table.md"
 }
 
+# fashion_paper NAME "model options" LIMIT TIME_LIMIT: mnist-paper's protocol on Fashion-MNIST per
+# seed (Adam lr 1e-3, batch 64, the authors' fills, the paper's ξ grid with the hard threshold for
+# the three masking kinds), compared on LIMIT test images at TIME_LIMIT s per post-hoc search.
+fashion_paper() {
+  local name=$1 model=$2 limit=$3 tl=$4 seed R C
+  NOISE=sax
+  for seed in ${SEEDS:-13 14 15}; do
+    R=runs/sst/$name/s$seed
+    C="--train fashion-mnist:train --dev fashion-mnist:val $model --batch-size 64 --lr 1e-3 --seed $seed --noise sax"
+    train "$R/standard" $C --masking none
+    mkdir -p "$R/paper"
+    ln -sfn "$(readlink -f "$R/standard")" "$R/paper/standard"
+    sweep "$R/paper" "$C" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
+    compare "$R/paper" fashion-mnist:test "$limit" "$tl" "$R/standard" carter
+  done
+  [ "${STEPS:-all}" = train ] && return 0
+  python3 scripts/sst_seeds_table.py "runs/sst/$name" > "runs/sst/$name/table.md"
+  cat "runs/sst/$name/table.md"
+}
+
 # Probabilistic masking's fill (sst train/evaluate --noise): mnist-paper uses the authors' (sax);
 # the other parts keep the uniform domain fill their documented rows were measured with.
 NOISE=domain
@@ -102,33 +122,9 @@ for t in "${tasks[@]}"; do
       python3 scripts/sst_seeds_table.py runs/sst/mnist-paper > runs/sst/mnist-paper/table.md
       cat runs/sst/mnist-paper/table.md ;;
     fashion-mlp-paper)  # Table 1's second MLP row (issue #49): mnist-paper's model, grids and fills on Fashion-MNIST's full 60,000 training images (54,000 train / 6,000 val) and 10,000 test images
-      NOISE=sax
-      for seed in ${SEEDS:-13 14 15}; do
-        R=runs/sst/fashion-mlp-paper/s$seed
-        C="--train fashion-mnist:train --dev fashion-mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64 --lr 1e-3 --seed $seed --noise sax"
-        train "$R/standard" $C --masking none
-        mkdir -p "$R/paper"
-        ln -sfn "$(readlink -f "$R/standard")" "$R/paper/standard"
-        sweep "$R/paper" "$C" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
-        compare "$R/paper" fashion-mnist:test 100 5 "$R/standard" carter
-      done
-      [ "${STEPS:-all}" = train ] && continue
-      python3 scripts/sst_seeds_table.py runs/sst/fashion-mlp-paper > runs/sst/fashion-mlp-paper/table.md
-      cat runs/sst/fashion-mlp-paper/table.md ;;
+      fashion_paper fashion-mlp-paper "--arch mlp --epochs 40 --patience 5" 100 5 ;;
     fashion-cnn-paper)  # Table 1's CIFAR-10/ResNet-18 row (issue #49): the residual CNN on Fashion-MNIST with mnist-paper's grids and fills, per seed (20,000 training images, for time)
-      NOISE=sax
-      for seed in ${SEEDS:-13 14 15}; do
-        R=runs/sst/fashion-cnn-paper/s$seed
-        C="--train fashion-mnist:train --dev fashion-mnist:val --arch resnet --limit 20000 --epochs 8 --patience 3 --batch-size 64 --lr 1e-3 --seed $seed --noise sax"
-        train "$R/standard" $C --masking none
-        mkdir -p "$R/paper"
-        ln -sfn "$(readlink -f "$R/standard")" "$R/paper/standard"
-        sweep "$R/paper" "$C" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
-        compare "$R/paper" fashion-mnist:test 30 10 "$R/standard" carter
-      done
-      [ "${STEPS:-all}" = train ] && continue
-      python3 scripts/sst_seeds_table.py runs/sst/fashion-cnn-paper > runs/sst/fashion-cnn-paper/table.md
-      cat runs/sst/fashion-cnn-paper/table.md ;;
+      fashion_paper fashion-cnn-paper "--arch resnet --limit 20000 --epochs 8 --patience 3" 30 10 ;;
     sst2-paper|sst2-paper-robust)  # issue #49: SST-2 on the pre-trained MiniLM encoder (a new head), the paper's optimiser and grids, the authors' fills, per seed
       # sst2-paper-robust adds robust masking (HotFlip, 3 flips in training) over the same ξ grid at
       # the same learning rate: salient's extension (neither the paper nor its code masks text robustly)
