@@ -3,7 +3,7 @@
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
 # Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [TEXT_LIMIT=4000]
-#        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper|sst2-paper|sst2-paper-robust|mnist|fashion|fashion-ft|sst2|eraser ...]
+#        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper|sst2-paper|sst2-paper-robust|sst2-paper-ste|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -125,9 +125,10 @@ for t in "${tasks[@]}"; do
       fashion_paper fashion-mlp-paper "--arch mlp --epochs 40 --patience 5" 100 5 ;;
     fashion-cnn-paper)  # Table 1's CIFAR-10/ResNet-18 row (issue #49): the residual CNN on Fashion-MNIST with mnist-paper's grids and fills, per seed (20,000 training images, for time)
       fashion_paper fashion-cnn-paper "--arch resnet --limit 20000 --epochs 8 --patience 3" 30 10 ;;
-    sst2-paper|sst2-paper-robust)  # issue #49: SST-2 on the pre-trained MiniLM encoder (a new head), the paper's optimiser and grids, the authors' fills, per seed
+    sst2-paper|sst2-paper-robust|sst2-paper-ste)  # issue #49: SST-2 on the pre-trained MiniLM encoder (a new head), the paper's optimiser and grids, the authors' fills, per seed
       # sst2-paper-robust adds robust masking (HotFlip, 3 flips in training) over the same ξ grid at
-      # the same learning rate: salient's extension (neither the paper nor its code masks text robustly)
+      # the same learning rate: salient's extension (neither the paper nor its code masks text robustly);
+      # sst2-paper-ste adds salient's straight-through variant (ξ ∈ {0.3, 1, 3}, as mnist-paper's) in ste/
       NOISE=sax
       ENC=models/pretrained/all-minilm-l6-v2
       [ -d "$ENC" ] || scripts/fetch_pretrained.sh all-minilm-l6-v2
@@ -150,6 +151,12 @@ PY
         sweep "$R/lr$LR" "$C --lr $LR" "baseline probabilistic" "$PAPER_TEXT_XIS" "" ""
         [ "$t" = sst2-paper-robust ] && sweep "$R/lr$LR" "$C --lr $LR --pgd-steps 3" "robust" "$PAPER_TEXT_XIS" "" ""
         compare "$R/lr$LR" sst2:test 100 10 "$R/lr$LR/standard" carter
+        if [ "$t" = sst2-paper-ste ]; then
+          mkdir -p "$R/ste"
+          ln -sfn "$(readlink -f "$R/lr$LR/standard")" "$R/ste/standard"
+          sweep "$R/ste" "$C --lr $LR" "baseline probabilistic" "" "0.3 1 3" "1"
+          compare "$R/ste" sst2:test 100 10 "$R/lr$LR/standard" carter
+        fi
       done
       [ "${STEPS:-all}" = train ] && continue
       python3 scripts/sst_seeds_table.py runs/sst/sst2-paper > runs/sst/sst2-paper/table.md
@@ -197,6 +204,6 @@ PY
       sweep "$D" "$C" "baseline probabilistic" "" "1" "1"
       sweep "$D" "$C --pgd-steps 3" "robust" "" "1" "1"
       compare "$D" eraser:test 30 10 ;;
-    *) echo "unknown task $t (mnist-paper, fashion-mlp-paper, fashion-cnn-paper, sst2-paper, sst2-paper-robust, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
+    *) echo "unknown task $t (mnist-paper, fashion-mlp-paper, fashion-cnn-paper, sst2-paper, sst2-paper-robust, sst2-paper-ste, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
   esac
 done
