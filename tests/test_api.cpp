@@ -17,18 +17,12 @@
 using namespace salient;
 using salient::test::error_of;
 using salient::test::run_salient;
+using salient::test::json_lines;
 using salient::test::shared_path;
 
 namespace {
 
 std::string model_dir() { return shared_path("fixtures/reference-bert/model"); }
-
-std::vector<nlohmann::json> json_lines(const std::string& out) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
 
 const std::vector<TextInput> kInputs = {{"a charming and moving journey", std::nullopt},
                                         {"bad", std::string("very bad indeed")}};

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "explain/explainer.h"
 #include "model/checkpoint.h"
@@ -25,6 +24,7 @@ using namespace salient;
 using namespace salient::sst;
 using salient::test::error_of;
 using salient::test::shared_path;
+using salient::test::json_lines;
 
 namespace {
 
@@ -470,13 +470,7 @@ TEST(SstCli, TrainExplainEvaluateOnMnist) {
   auto table = parse_json_file(join_path(eval, "table.json"));
   ASSERT_EQ(table["rows"].size(), 3u);
   // The control keeps as many pixels as the SST subset, drawn elsewhere.
-  auto records = [&](const std::string& method) {
-    std::vector<nlohmann::json> out;
-    std::istringstream in(read_file(join_path(eval, "examples-" + method + ".jsonl")));
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-    return out;
-  };
+  auto records = [&](const std::string& method) { return json_lines(read_file(join_path(eval, "examples-" + method + ".jsonl"))); };
   const auto own = records("sst"), shuffled = records("sst_shuffled");
   ASSERT_EQ(own.size(), 2u);
   ASSERT_EQ(shuffled.size(), 2u);

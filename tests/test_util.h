@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <string>
 #include <vector>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include "util/error.h"
 #include "util/io.h"
 
@@ -47,6 +49,15 @@ std::string error_of(F&& f) {
 }
 
 // max_i |a_i − b_i| / max_i |b_i|: the error relative to the scale of the reference vector.
+// One JSON value per non-empty line of `text` (a command's JSON-lines output or a .jsonl file).
+inline std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
 inline double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
   double num = 0, den = 1e-300;

@@ -26,15 +26,24 @@ using Clock = std::chrono::steady_clock;
 // Examples per chunk of a sharded run: what a rank that dies may lose.
 constexpr size_t kShardExamples = 4;
 
+namespace {
+
+// The methods that read the SST model: its own subset, and the control of that subset's size.
+bool reads_sst_model(const std::string& method) { return method == "sst" || method == "sst_shuffled"; }
+
+constexpr const char* kMethodList = "sst, sst_shuffled, sis, anchors, gradient";
+
+}  // namespace
+
 void SstEvalOptions::validate() const {
-  if (methods.empty()) fail("--methods: name at least one of sst, sst_shuffled, sis, anchors, gradient");
+  if (methods.empty()) fail("--methods: name at least one of {}", kMethodList);
   for (const auto& m : methods) {
-    if (m == "sst" || m == "sst_shuffled") {
+    if (reads_sst_model(m)) {
       if (sst_model.empty()) fail("--model: method '{}' needs the SST model directory", m);
     } else if (std::find(search_method_names().begin(), search_method_names().end(), m) != search_method_names().end()) {
       if (standard_model.empty()) fail("--standard: method '{}' explains the standard model; give its directory", m);
     } else {
-      fail("--methods: unknown method '{}' (sst, sst_shuffled, sis, anchors, gradient)", m);
+      fail("--methods: unknown method '{}' ({})", m, kMethodList);
     }
   }
   if (limit < 1) fail("--limit: must be at least 1, got {}", limit);
@@ -174,7 +183,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
   std::string views_html;
   make_dirs(join_path(o.out_dir, "views"));
   for (const std::string& method : o.methods) {
-    const bool is_sst = method == "sst" || method == "sst_shuffled";
+    const bool is_sst = reads_sst_model(method);
     std::unique_ptr<ModelAndData>& slot = is_sst ? sst : standard;
     if (!slot) slot = std::make_unique<ModelAndData>(load_for_eval(is_sst ? o.sst_model : o.standard_model, o));
     ModelAndData& m = *slot;
@@ -192,6 +201,8 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
       FeatureBatch x = m.data.batch(std::vector<int64_t>{i});
       const int64_t target = m.predictions[i];
       nlohmann::json rec = {{"index", i}, {"target", target}};
+      // Example i's seed: the search's; + 1 the faithfulness checks' fills; + 7 the control's draw.
+      const uint64_t example_seed = o.seed * 1000003ULL + static_cast<uint64_t>(i);
       torch::Tensor subset;
       std::vector<double> selection;
       if (is_sst) {
@@ -200,14 +211,16 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         SstOutput out = model.forward(x);
         subset = subset_of(out.selection, x.features, m.loaded.tau)[0];
         if (method == "sst_shuffled")
-          subset = shuffled_subset(subset, x.features[0].to(torch::kBool), o.seed * 1000003ULL + static_cast<uint64_t>(i) + 7);
+          subset = shuffled_subset(subset, x.features[0].to(torch::kBool), example_seed + 7);
         rec["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
         rec["timed_out"] = false;
-        torch::Tensor s = out.selection[0].to(torch::kFloat64).contiguous();
-        selection.assign(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
+        if (method == "sst") {  // the control's subset is not the one these scores make
+          torch::Tensor s = out.selection[0].to(torch::kFloat64).contiguous();
+          selection.assign(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
+        }
       } else {
         SearchOptions so = o.search;
-        so.seed = o.seed * 1000003ULL + static_cast<uint64_t>(i);
+        so.seed = example_seed;
         so.fill = o.fill;  // Anchors' precision samples are the probabilistic check's fills
         SearchResult r = sufficient_subset_search(method, model, x, target, so, m.vocab);
         rec["seconds"] = r.seconds;
@@ -230,7 +243,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         rec["subset"] = subset_positions(subset);
         rec["size_percent"] = nf > 0 ? 100.0 * subset.sum().item<double>() / nf : 0.0;
         for (MaskKind kind : {MaskKind::Baseline, MaskKind::Probabilistic, MaskKind::Robust}) {
-          auto gen = at::detail::createCPUGenerator(o.seed * 1000003ULL + static_cast<uint64_t>(i) + 1);
+          auto gen = at::detail::createCPUGenerator(example_seed + 1);
           rec[mask_kind_name(kind)] = subset_faithfulness(model, x, subset.unsqueeze(0), torch::tensor({target}), kind,
                                                           o.fill, o.samples, gen, m.vocab)[0];
         }
