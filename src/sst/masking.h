@@ -9,7 +9,7 @@
 //                  replaces, per step, the one complement token whose first-order change of the
 //                  loss along the word-embedding gradient is largest (a token budget, not an ε)
 // The reference code's PGD discards each step (IBM/SAX ICLR25 attack_files/pgd_file.py, L89-91),
-// so its "robust" masking is uniform noise in the ε-ball; docs/sst.md.
+// so its "robust" masking is uniform noise in the ε-ball; docs/sst-definitions.md.
 #include <torch/torch.h>
 
 #include <functional>
