@@ -10,7 +10,9 @@
 #include <set>
 
 #include "explain/explainer.h"
+#include "explain/long_inputs.h"
 #include "model/checkpoint.h"
+#include "model/windows.h"
 #include "sst/data.h"
 #include "sst/evaluate.h"
 #include "sst/masking.h"
@@ -407,6 +409,62 @@ TEST(SstText, HotFlipChangesOnlyComplementTokensAndRaisesTheLoss) {
   EXPECT_GT(ordinary.index_select(0, any).logical_not().sum().item<int64_t>(), 0);  // [unusedN], [MASK]... drawn too
 }
 
+// A long text (repeated phrases) and a short one, as JSON lines with labels.
+std::string long_text_rows() {
+  std::string long_text;
+  for (int i = 0; i < 70; ++i) long_text += i % 3 ? "the film was good and " : "a dull plot ";
+  return nlohmann::json{{"text", long_text}, {"label", 1}}.dump() + "\n" +
+         nlohmann::json{{"text", "a short and charming film"}, {"label", 0}}.dump() + "\n" +
+         nlohmann::json{{"text", long_text.substr(0, 700)}, {"label", 0}}.dump() + "\n";
+}
+
+// Texts longer than the encoder's positions (the fixture's 128) read whole (`windows`): a row's
+// logits are its windows' mean, as `salient predict --windows` computes them (windowed_logits), and
+// each token's s the mean over the windows that hold it (stitch_window_scores); rows batched with
+// shorter ones equal each row alone, and mixing with keep = 1 gives the plain logits.
+TEST(SstText, LongTextsAreReadWholeAsWindows) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const std::string data = tmp_dir("long.jsonl");
+  write_file_atomic(data, long_text_rows());
+  auto model = make_text_model(load_classifier(fixture_model()), 3);
+  model->set_training(false);
+  const Classifier& clf = text_classifier(*model);
+  const SstData d = load_text_data(data, "", clf, 0, 0, true);
+  ASSERT_GT(d.encodings[0].ids.size(), 300u);  // whole, not cut to 128
+  EXPECT_EQ(load_text_data(data, "", clf, 0).encodings[0].ids.size(), 128u);  // without windows: cut
+  torch::NoGradGuard ng;
+  const FeatureBatch x = d.batch(0, 3);
+  const SstOutput out = model->forward(x);
+  for (int64_t row : {0, 2}) {
+    const Encoding& whole = d.encodings[row];
+    const std::vector<double> want = windowed_logits(clf, {to_sequence(whole)}, 0, 8)[0];
+    for (size_t c = 0; c < want.size(); ++c) EXPECT_NEAR(out.logits[row][c].item<double>(), want[c], 1e-5);
+    // s: each window alone (within the positions: the plain path), stitched onto the whole text.
+    const std::vector<Window> windows = split_windows(whole, 128, 0, "test");
+    ASSERT_GT(windows.size(), 1u);
+    std::vector<std::vector<double>> per_window;
+    for (const Window& w : windows) {
+      FeatureBatch b;
+      b.values = torch::tensor(w.encoding.ids, torch::kInt64).unsqueeze(0);
+      b.token_type_ids = torch::zeros_like(b.values);
+      b.attention_mask = torch::ones_like(b.values);
+      b.features = torch::ones_like(b.values).to(torch::kBool);
+      const torch::Tensor s = model->forward(b).selection[0].to(torch::kFloat64).contiguous();
+      per_window.emplace_back(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
+    }
+    const std::vector<double> stitched = stitch_window_scores(windows, per_window, whole.ids.size());
+    for (size_t j = 1; j + 1 < whole.ids.size(); ++j)
+      EXPECT_NEAR(out.selection[row][static_cast<int64_t>(j)].item<double>(), stitched[j], 1e-5) << "row " << row << " token " << j;
+    // Alone, the row gives the same logits and s.
+    const SstOutput alone = model->forward(d.batch(row, row + 1));
+    EXPECT_TRUE(torch::allclose(alone.logits[0], out.logits[row], 1e-5, 1e-5));
+    EXPECT_TRUE(torch::allclose(alone.selection[0], out.selection[row].slice(0, 0, alone.selection.size(1)), 1e-5, 1e-5));
+  }
+  EXPECT_EQ(out.selection[0][0].item<double>(), 0.0);  // [CLS] is no feature
+  EXPECT_TRUE(torch::allclose(model->mixed_logits(x, x.values, torch::ones(x.values.sizes())), out.logits, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(model->logits(x), out.logits, 1e-5, 1e-5));
+}
+
 // Size is |subset| / |features|: structural tokens and padding never count, even when s ≥ τ there.
 TEST(SstSize, SubsetsCountOnlyFeatures) {
   torch::Tensor features = torch::tensor({{0, 1, 1, 1, 0, 0}, {0, 1, 1, 1, 1, 0}}).to(torch::kBool);
@@ -556,5 +614,29 @@ TEST(SstCli, TextModelThroughTheExplainerRegistry) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["token_scores"], j["token_scores"]);
   r = run_salient("predict --model " + dir, "a great film\n");  // an SST text model is a classifier directory
   ASSERT_EQ(r.code, 0) << r.err;
+}
+
+// --windows end to end: training and evaluation read the long texts whole; with --max-length, or
+// on images, it is a one-line error.
+TEST(SstCli, TrainAndEvaluateReadLongTextsAsWindows) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const std::string dir = tmp_dir("windows"), data = tmp_dir("windows.jsonl"), eval = tmp_dir("windows_eval");
+  write_file_atomic(data, long_text_rows());
+  auto r = run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " + fixture_model() +
+                       " --windows --epochs 1 --batch-size 2 --xi 0.5 -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(read_file(dir + "/sst.json"))["training"]["windows"].get<bool>());
+  r = run_salient("sst evaluate --model " + dir + " --data " + data + " --windows --methods sst,sst_shuffled --limit 2 --samples 2 --pgd-steps 1 -o " + eval);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto records = json_lines(read_file(eval + "/examples-sst.jsonl"));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["selection"].size(), 304u);  // every token of the whole text
+  EXPECT_TRUE(nlohmann::json::parse(read_file(eval + "/run.json"))["windows"].get<bool>());
+  expect_one_line_error(run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " +
+                                    fixture_model() + " --windows --max-length 64 -o " + tmp_dir("w2")),
+                        "--max-length");
+  expect_one_line_error(run_salient("sst evaluate --model " + dir + " --data " + data + " --methods sst --windows --max-length 64 -o " + tmp_dir("w3")),
+                        "--max-length");
+  expect_one_line_error(run_salient("sst evaluate --model " + dir + " --data mnist:test --methods sst --windows -o " + tmp_dir("w4")), "--windows");
 }
 #endif

@@ -82,6 +82,8 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   add_named_option<int64_t>(train, "--heads", t, "heads", "text from scratch: attention heads (default 4)");
   add_named_option<int64_t>(train, "--intermediate-size", t, "intermediate_size", "text from scratch: feed-forward size (default 512)");
   add_named_option<int64_t>(train, "--max-length", t, "max_length", "text: tokens per example (default 128)");
+  train->add_flag_function("--windows", [&t](int64_t n) { t["windows"] = n > 0; },
+                           "text: read every text whole, as windows of the encoder's positions half a window apart (not with --max-length)");
   add_named_option<double>(train, "--dropout", t, "dropout", "text from scratch: dropout (default 0.1)");
   add_named_option<std::string>(train, "--masking", t, "masking", "none (standard training) | baseline (default) | probabilistic | robust");
   add_named_option<double>(train, "--lambda", t, "lambda_", "weight of the faithfulness term (reference code: 1; default 1)");
@@ -144,6 +146,8 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
                                 "class probability stays >= --sis-threshold; the disjoint SIS collection is recorded)");
   add_named_option<double>(evaluate, "--sis-threshold", v, "sis_threshold", "sis --sis-criterion threshold: the probability kept (default 0.9)");
   add_named_option<int64_t>(evaluate, "--max-length", v, "max_length", "text: tokens per example (0: the model's, default)");
+  evaluate->add_flag_function("--windows", [&v](int64_t n) { v["windows"] = n > 0; },
+                              "text: read every text whole, as windows of the encoder's positions (not with --max-length)");
   add_named_option<int64_t>(evaluate, "--views", v, "views", "examples drawn in report.html (default 12)");
   add_named_option<uint64_t>(evaluate, "--seed", v, "seed", "seed of the fills, attacks and searches (default 0)");
   add_fill_options(evaluate, v);

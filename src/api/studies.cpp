@@ -342,6 +342,7 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
       {"heads", field(&O::num_heads)},
       {"intermediate_size", field(&O::intermediate_size)},
       {"max_length", field(&O::max_length)},
+      {"windows", field(&O::windows)},
       {"dropout", field(&O::dropout)},
       {"masking",
        [](O& o, const json& v) {
@@ -387,6 +388,7 @@ const Setters<sst::SstEvalOptions>& sst_eval_setters() {
       {"precision", [](O& o, const json& v) { o.search.precision = option_value<double>(v); }},
       {"beam", [](O& o, const json& v) { o.search.beam = option_value<int>(v); }},
       {"max_length", field(&O::max_length)},
+      {"windows", field(&O::windows)},
       {"views", field(&O::views)},
       {"seed", field(&O::seed)},
       {"epsilon", [](O& o, const json& v) { o.fill.epsilon = option_value<double>(v); }},
@@ -689,6 +691,7 @@ json sst_train(const std::string& train, const std::string& dev, const std::stri
   o.dev_data = dev;
   o.output_dir = out;
   apply_options(o, sst_train_setters(), options, "sst.train");
+  if (o.windows && options.contains("max_length")) fail("--max-length: --windows reads whole inputs (give one or the other)");
   o.data_dir = data_dir_or_shared(o.data_dir);
   const sst::SstTrainResult result = sst::train_sst(o);
   json history = json::array();

@@ -50,7 +50,7 @@ SstData load_image_data(const std::string& spec, const std::string& data_dir, in
 }
 
 SstData load_text_data(const std::string& spec, const std::string& data_dir, const Classifier& clf, int64_t max_length,
-                       int64_t limit) {
+                       int64_t limit, bool windows) {
   Dataset ds = load_dataset(spec, data_dir);
   SstData d;
   d.spec = spec;
@@ -61,7 +61,8 @@ SstData load_text_data(const std::string& spec, const std::string& data_dir, con
   for (const Record& r : ds.records) {
     if (limit > 0 && static_cast<int64_t>(d.encodings.size()) >= limit) break;
     if (r.label < 0) fail("--data: '{}': example '{}' has no label", spec, r.id);
-    Encoding e = clf.encode(r.text, r.text_pair, static_cast<int>(max_length));
+    if (windows && r.text_pair) fail("--windows: '{}': example '{}' is a sentence pair; windows read one text", spec, r.id);
+    Encoding e = windows ? clf.tokenizer.encode(r.text, std::nullopt, 0) : clf.encode(r.text, r.text_pair, static_cast<int>(max_length));
     std::vector<bool> flags(e.ids.size());
     for (size_t j = 0; j < e.ids.size(); ++j) flags[j] = !clf.tokenizer.is_structural(e.ids[j]);
     d.is_feature.push_back(std::move(flags));
@@ -76,7 +77,7 @@ SstData load_text_data(const std::string& spec, const std::string& data_dir, con
 }
 
 SstData load_sst_data(const std::string& spec, const std::string& data_dir, const SstModel& model, int64_t max_length,
-                      int64_t limit) {
+                      int64_t limit, bool windows) {
   if (is_image_spec(spec)) {
     if (model.modality() != "image") fail("--data: '{}' is an image dataset, the model is a text model", spec);
     SstData d = load_image_data(spec, data_dir, limit);
@@ -86,7 +87,7 @@ SstData load_sst_data(const std::string& spec, const std::string& data_dir, cons
     return d;
   }
   if (model.modality() != "text") fail("--data: '{}' is a text dataset, the model is an image model", spec);
-  return load_text_data(spec, data_dir, text_classifier(model), max_length, limit);
+  return load_text_data(spec, data_dir, text_classifier(model), max_length, limit, windows);
 }
 
 }  // namespace salient::sst

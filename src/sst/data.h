@@ -32,12 +32,14 @@ struct SstData {
   FeatureBatch batch(int64_t begin, int64_t end) const;
 };
 
-// `limit` > 0 keeps the first `limit` examples (after the split).
+// `limit` > 0 keeps the first `limit` examples (after the split). Text: `windows` reads every text
+// whole (no truncation; one text, not pairs), for the model to read as windows when it is longer
+// than the encoder's positions (make_text_model); else texts are cut to `max_length` tokens.
 SstData load_image_data(const std::string& spec, const std::string& data_dir, int64_t limit = 0);
 SstData load_text_data(const std::string& spec, const std::string& data_dir, const Classifier& clf,
-                       int64_t max_length, int64_t limit = 0);
+                       int64_t max_length, int64_t limit = 0, bool windows = false);
 // Either, by the spec (a text spec needs a text model).
 SstData load_sst_data(const std::string& spec, const std::string& data_dir, const SstModel& model,
-                      int64_t max_length = 0, int64_t limit = 0);
+                      int64_t max_length = 0, int64_t limit = 0, bool windows = false);
 
 }  // namespace salient::sst

@@ -52,6 +52,8 @@ void SstEvalOptions::validate() const {
   if (views < 0) fail("--views: must be ≥ 0, got {}", views);
   if (data.empty()) fail("--data: a dataset spec is needed");
   if (out_dir.empty()) fail("--out: an output directory is needed");
+  if (windows && max_length != 0) fail("--max-length: --windows reads whole inputs (give one or the other)");
+  if (windows && is_image_spec(data)) fail("--windows: only text is read as windows ('{}' is images)", data);
   search.validate();
   fill.validate("", true);  // the robust check always runs
 }
@@ -105,7 +107,7 @@ ModelAndData load_for_eval(const std::string& dir, const SstEvalOptions& o) {
   m.loaded = load_sst_model(dir);
   m.loaded.model->set_training(false);
   const int64_t need = o.accuracy_limit > 0 ? o.accuracy_limit : 0;
-  m.data = load_sst_data(o.data, o.data_dir, *m.loaded.model, o.max_length, need > 0 ? std::max(need, o.limit) : 0);
+  m.data = load_sst_data(o.data, o.data_dir, *m.loaded.model, o.max_length, need > 0 ? std::max(need, o.limit) : 0, o.windows);
   if (m.loaded.model->modality() == "text") m.vocab = ordinary_token_ids(text_classifier(*m.loaded.model).tokenizer);
   const int64_t n_acc = need > 0 ? std::min(need, m.data.size()) : m.data.size();
   std::vector<int64_t> pred = predict(*m.loaded.model, m.data, n_acc);
@@ -168,6 +170,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
                                           {"coverage_samples", o.search.coverage_samples},
                                           {"sis_criterion", o.search.sis_criterion}}},
                               {"fill", o.fill.to_json()}};
+  if (o.windows) run["windows"] = true;  // only when set: run.json of earlier runs stays valid
   if (o.search.sis_criterion == "threshold") run["search"]["sis_threshold"] = o.search.sis_threshold;
   const std::string run_path = join_path(o.out_dir, "run.json");
   if (file_exists(run_path)) {

@@ -25,6 +25,7 @@ struct SstEvalOptions {
   int64_t limit = 100;           // examples explained (the first of the split)
   int64_t accuracy_limit = 0;    // examples for accuracy (0 = the whole split)
   int64_t max_length = 0;        // text: tokens (0 = the model's)
+  bool windows = false;          // text: every text read whole, as windows of the encoder's positions
   SearchOptions search;
   FillOptions fill;            // the robust and probabilistic checks (and Anchors' precision)
   int samples = 20;              // random fills of the probabilistic check

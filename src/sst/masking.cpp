@@ -105,12 +105,8 @@ torch::Tensor hotflip_complement(const SstModel& model, const FeatureBatch& x, c
   torch::Tensor best_loss = torch::full({x.size()}, -std::numeric_limits<double>::infinity());
   torch::Tensor flipped = torch::zeros_like(open);  // each position flips at most once
   for (int step = 0; step <= steps; ++step) {
-    ForwardRequest req;
     torch::Tensor e = net.word_embeddings(ids).detach().set_requires_grad(true);
-    req.inputs_embeds = e;
-    req.token_type_ids = x.token_type_ids;
-    req.attention_mask = x.attention_mask;
-    torch::Tensor loss = per_row_loss(net.forward(req).logits, target);
+    torch::Tensor loss = per_row_loss(text_embedding_logits(model, x, e), target);
     {
       torch::NoGradGuard ng;
       torch::Tensor better = loss.detach() > best_loss;

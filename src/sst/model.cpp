@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/checkpoint.h"
+#include "model/windows.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -207,6 +208,7 @@ class TextSstModel : public SstModel {
   const Classifier& classifier() const { return clf_; }
 
   SstOutput forward(const FeatureBatch& x) const override {
+    if (windowed(x)) return forward_windows(x);
     ForwardRequest req;
     req.input_ids = x.values;
     req.token_type_ids = x.token_type_ids;
@@ -220,15 +222,29 @@ class TextSstModel : public SstModel {
   }
 
   torch::Tensor mixed_logits(const FeatureBatch& x, const torch::Tensor& fill, const torch::Tensor& keep) const override {
-    ForwardRequest req;
     torch::Tensor k = keep.unsqueeze(-1);
-    req.inputs_embeds = k * clf_.model.word_embeddings(x.values) + (1 - k) * clf_.model.word_embeddings(fill);
+    return embedding_logits(x, k * clf_.model.word_embeddings(x.values) + (1 - k) * clf_.model.word_embeddings(fill));
+  }
+
+  // The logits with `embeds` [B, L, E] as the word embeddings of x's tokens.
+  torch::Tensor embedding_logits(const FeatureBatch& x, const torch::Tensor& embeds) const {
+    if (windowed(x)) {
+      const WindowPlan w = plan_windows(x);
+      const int64_t hidden = embeds.size(2);
+      ForwardRequest req = w.request(x);
+      req.input_ids = torch::Tensor();
+      req.inputs_embeds = embeds.reshape({-1, hidden}).index_select(0, w.source.flatten()).reshape({w.count(), -1, hidden});
+      return w.row_mean(run_windows(req).logits, x.size());
+    }
+    ForwardRequest req;
+    req.inputs_embeds = embeds;
     req.token_type_ids = x.token_type_ids;
     req.attention_mask = x.attention_mask;
     return clf_.model.forward(req).logits;
   }
 
   torch::Tensor logits(const FeatureBatch& x) const override {
+    if (windowed(x)) return forward_windows(x).logits;
     return clf_.model.logits(x.values, x.token_type_ids, x.attention_mask);
   }
 
@@ -274,6 +290,97 @@ class TextSstModel : public SstModel {
   }
 
  private:
+  // Rows longer than the encoder's positions (data read with `windows`) are read whole as windows
+  // (model/windows.h: [CLS] + a slice of the pieces + [SEP], half a window apart), as `salient
+  // predict --windows` reads them: a row's logits are its windows' mean, a token's s the mean over
+  // the windows that hold it.
+  struct WindowPlan {
+    torch::Tensor source;  // [W, P] int64: the flat position (row · L + column) each window slot reads
+    torch::Tensor slots;   // [W, P] bool: the real slots (the rest is padding)
+    torch::Tensor row;     // [W] int64: the row each window belongs to
+    int64_t pad_id = 0;
+    int64_t count() const { return row.size(0); }
+    ForwardRequest request(const FeatureBatch& x) const {
+      ForwardRequest req;
+      const torch::Tensor flat_source = source.flatten();
+      req.input_ids = torch::where(slots, x.values.flatten().index_select(0, flat_source).view_as(source),
+                                   torch::full_like(source, pad_id));
+      if (x.token_type_ids.defined())
+        req.token_type_ids = x.token_type_ids.flatten().index_select(0, flat_source).view_as(source) * slots;
+      req.attention_mask = slots.to(x.attention_mask.scalar_type());
+      return req;
+    }
+    torch::Tensor row_mean(const torch::Tensor& per_window, int64_t rows) const {
+      torch::Tensor n = torch::zeros({rows}, per_window.options()).index_add(0, row, torch::ones({count()}, per_window.options()));
+      return torch::zeros({rows, per_window.size(1)}, per_window.options()).index_add(0, row, per_window) / n.unsqueeze(1);
+    }
+  };
+
+  bool windowed(const FeatureBatch& x) const { return x.width() > clf_.model.config().max_tokens(); }
+
+  WindowPlan plan_windows(const FeatureBatch& x) const {
+    const int64_t positions = clf_.model.config().max_tokens(), width = x.width();
+    const torch::Tensor lengths = x.attention_mask.sum(1).to(torch::kInt64).contiguous();
+    std::vector<int64_t> source, row;
+    std::vector<uint8_t> slots;
+    for (int64_t b = 0; b < x.size(); ++b) {
+      const int64_t length = lengths[b].item<int64_t>(), pieces = length - 2, base = b * width;
+      for (int64_t start : window_starts(pieces, positions, 0, "windows")) {
+        const int64_t n = std::min(positions - 2, pieces - start);
+        std::vector<int64_t> w = {base};  // [CLS]
+        for (int64_t k = 0; k < n; ++k) w.push_back(base + 1 + start + k);
+        w.push_back(base + length - 1);  // [SEP]
+        const auto real = static_cast<int64_t>(w.size());
+        w.resize(positions, base);
+        source.insert(source.end(), w.begin(), w.end());
+        for (int64_t k = 0; k < positions; ++k) slots.push_back(k < real);
+        row.push_back(b);
+      }
+    }
+    WindowPlan p;
+    const auto windows = static_cast<int64_t>(row.size());
+    p.source = torch::tensor(source, torch::kInt64).reshape({windows, positions});
+    p.slots = torch::tensor(slots, torch::kUInt8).to(torch::kBool).reshape({windows, positions});
+    p.row = torch::tensor(row, torch::kInt64);
+    p.pad_id = clf_.tokenizer.pad_id();
+    return p;
+  }
+
+  // The encoder over the windows, a chunk at a time when no gradient is kept (memory).
+  ForwardResult run_windows(const ForwardRequest& req) const {
+    const int64_t windows = req.attention_mask.size(0), chunk = torch::GradMode::is_enabled() ? windows : 32;
+    ForwardResult out;
+    std::vector<torch::Tensor> logits, last;
+    for (int64_t s = 0; s < windows; s += chunk) {
+      auto part = [&](const torch::Tensor& t) { return t.defined() ? t.slice(0, s, std::min(windows, s + chunk)) : t; };
+      ForwardRequest r = req;
+      r.input_ids = part(req.input_ids), r.inputs_embeds = part(req.inputs_embeds);
+      r.token_type_ids = part(req.token_type_ids), r.attention_mask = part(req.attention_mask);
+      ForwardResult f = clf_.model.forward(r);
+      logits.push_back(f.logits);
+      if (req.want_hidden_states) last.push_back(f.hidden_states.back());
+    }
+    out.logits = torch::cat(logits);
+    if (req.want_hidden_states) out.hidden_states = {torch::cat(last)};
+    return out;
+  }
+
+  SstOutput forward_windows(const FeatureBatch& x) const {
+    const WindowPlan w = plan_windows(x);
+    ForwardRequest req = w.request(x);
+    req.want_hidden_states = true;
+    ForwardResult r = run_windows(req);
+    SstOutput out;
+    out.logits = w.row_mean(r.logits, x.size());
+    const torch::Tensor s = selection_from_hidden(r.hidden_states.back(), head_w_, head_b_).masked_select(w.slots);
+    const torch::Tensor at = w.source.masked_select(w.slots);
+    const int64_t n = x.values.numel();
+    torch::Tensor sum = torch::zeros({n}, s.options()).index_add(0, at, s);
+    torch::Tensor held = torch::zeros({n}, s.options()).index_add(0, at, torch::ones_like(s));
+    out.selection = (sum / held.clamp_min(1)).view({x.size(), x.width()}) * x.features.to(torch::kFloat32);
+    return out;
+  }
+
   Classifier clf_;
   torch::Tensor head_w_, head_b_;
 };
@@ -286,6 +393,12 @@ std::unique_ptr<SstModel> make_image_model(const ImageModelSpec& spec, uint64_t 
 
 std::unique_ptr<SstModel> make_text_model(Classifier classifier, uint64_t seed) {
   return std::make_unique<TextSstModel>(std::move(classifier), seed);
+}
+
+torch::Tensor text_embedding_logits(const SstModel& model, const FeatureBatch& x, const torch::Tensor& embeds) {
+  const auto* text = dynamic_cast<const TextSstModel*>(&model);
+  if (!text) fail("SST: a {} model has no word embeddings", model.modality());
+  return text->embedding_logits(x, embeds);
 }
 
 const Classifier& text_classifier(const SstModel& model) {

@@ -83,6 +83,9 @@ std::unique_ptr<SstModel> make_image_model(const ImageModelSpec& spec, uint64_t 
 std::unique_ptr<SstModel> make_text_model(Classifier classifier, uint64_t seed);
 // The classifier under a text SST model (for the tokenizer and `salient predict`-style use).
 const Classifier& text_classifier(const SstModel& model);
+// A text SST model's logits with `embeds` [B, L, E] as the word embeddings of x's tokens (read as
+// windows when x is longer than the encoder's positions): HotFlip's gradient.
+torch::Tensor text_embedding_logits(const SstModel& model, const FeatureBatch& x, const torch::Tensor& embeds);
 
 // An SST model directory: sst.json (modality, architecture, training settings, labels) and
 //   image: model.safetensors (the image network)

@@ -40,6 +40,7 @@ void SstTrainOptions::validate() const {
   if (train_data.empty()) fail("--train: a dataset spec is needed");
   if (dev_data.empty()) fail("--dev: a dataset spec is needed");
   if (output_dir.empty()) fail("--out: an output directory is needed");
+  if (windows && is_image_spec(train_data)) fail("--windows: only text is read as windows ('{}' is images)", train_data);
 }
 
 nlohmann::json SstEpoch::to_json() const {
@@ -162,7 +163,7 @@ nlohmann::json settings_json(const SstTrainOptions& o, const SstTrainResult& r) 
   return {{"tau", o.objective.tau}, {"objective", o.objective.to_json()},
           {"training", {{"train", o.train_data}, {"dev", o.dev_data}, {"epochs", o.epochs}, {"patience", o.patience},
                         {"batch_size", o.batch_size}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
-                        {"limit", o.limit}, {"seed", o.seed}, {"max_length", o.max_length},
+                        {"limit", o.limit}, {"seed", o.seed}, {"max_length", o.max_length}, {"windows", o.windows},
                         {"init_model", o.init_model}}},
           {"history", history}, {"best_epoch", r.best_epoch}, {"train_seconds", r.train_seconds}};
 }
@@ -193,8 +194,8 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     model = resuming ? load_sst_model(last_dir).model : initial_model(o, nullptr, labels);
     const Classifier& clf = text_classifier(*model);
     const int64_t max_len = std::min<int64_t>(o.max_length, clf.model.config().max_tokens());
-    train = load_text_data(o.train_data, o.data_dir, clf, max_len, o.limit);
-    dev = load_text_data(o.dev_data, o.data_dir, clf, max_len);
+    train = load_text_data(o.train_data, o.data_dir, clf, max_len, o.limit, o.windows);
+    dev = load_text_data(o.dev_data, o.data_dir, clf, max_len, 0, o.windows);
   }
   if (train.label_names.size() != static_cast<size_t>(model->num_classes()))
     fail("--train: '{}' has {} labels, the model {}", o.train_data, train.label_names.size(), model->num_classes());

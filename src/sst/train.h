@@ -49,6 +49,7 @@ struct SstTrainOptions {
   // same architecture (images, e.g. the standard model); else from scratch (text: with `vocab`).
   std::string init_model, vocab;
   int64_t hidden_size = 128, num_layers = 2, num_heads = 4, intermediate_size = 512, max_length = 128;
+  bool windows = false;  // text: every text read whole, as windows of the encoder's positions (no max_length)
   double dropout = 0.1;
   SstObjective objective;
   int epochs = 10;
