@@ -175,7 +175,7 @@ for t in "${tasks[@]}"; do
       # ERASER_LIMIT training documents (of 1,600), 1 epoch, batch ERASER_BATCH (default 8, not the
       # paper's 32: a batch of whole reviews is ~7 windows each, and 32 of them do not fit in 24 GiB
       # with gradients). Slow on a CPU: one epoch over 8 training documents and the 200 validation
-      # documents took 5.6 min at one thread here (10 GiB resident): hours per training
+      # documents took 5.6 min at one thread here beside two other trainings (10 GiB resident)
       text_paper eraser-paper "${t#eraser-paper}" "--train eraser:train --dev eraser:val --windows --limit ${ERASER_LIMIT:-400} --epochs 1 --patience 1 --batch-size ${ERASER_BATCH:-8}" eraser:test 30 10 --windows ;;
     mnist)  # the paper's MLP; 7,200 train / 800 val / 2,000 test of the 10,000 MNIST test images
       NOISE=domain
