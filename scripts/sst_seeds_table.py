@@ -16,7 +16,7 @@ from pathlib import Path
 from sst_table import table_rows
 
 VARIANTS = {"paper": "paper's protocol: hard threshold, the paper's ξ grid",
-            "ste": "salient's variant: straight-through, ξ ∈ {0.3, 1, 3}",
+            "ste": "salient's variant: straight-through, ξ ∈ {0.3, 1, 3} (text: {0.03 … 3})",
             "ft": "salient's variant: the paper's protocol fine-tuned from the standard model"}
 
 
