@@ -28,6 +28,8 @@ def table_rows(d):
                 label = f"SST ({name.rsplit('-', 1)[1]} masking)"
             elif r["method"] == "sst_shuffled":  # the control: as many features, at random positions
                 label = f"SST ({name.rsplit('-', 1)[1]} masking), its subset's size at random positions"
+            elif r["method"] == "sst_standard":  # its subsets, judged by the standard model
+                label = f"SST ({name.rsplit('-', 1)[1]} masking), its subsets checked on the standard model"
             elif name.endswith("sis-threshold"):
                 s = run["run"]["search"]
                 label = f"sis, Carter et al.'s criterion p ≥ {s['sis_threshold']:g} (standard model)"

@@ -523,10 +523,10 @@ TEST(SstCli, TrainExplainEvaluateOnMnist) {
   EXPECT_EQ(first["pixel_scores"].size(), 784u);
   EXPECT_TRUE(file_exists(first["png"].get<std::string>()));
   r = run_salient("sst evaluate --model " + sst + " --standard " + standard +
-                  " --data mnist:test --limit 2 --accuracy-limit 50 --methods sst,sst_shuffled,gradient --samples 5 --views 2 -o " + eval);
+                  " --data mnist:test --limit 2 --accuracy-limit 50 --methods sst,sst_shuffled,sst_standard,gradient --samples 5 --views 2 -o " + eval);
   ASSERT_EQ(r.code, 0) << r.err;
   auto table = parse_json_file(join_path(eval, "table.json"));
-  ASSERT_EQ(table["rows"].size(), 3u);
+  ASSERT_EQ(table["rows"].size(), 4u);
   // The control keeps as many pixels as the SST subset, drawn elsewhere.
   auto records = [&](const std::string& method) { return json_lines(read_file(join_path(eval, "examples-" + method + ".jsonl"))); };
   const auto own = records("sst"), shuffled = records("sst_shuffled");
@@ -539,6 +539,22 @@ TEST(SstCli, TrainExplainEvaluateOnMnist) {
     for (int64_t p : b) EXPECT_TRUE(p >= 0 && p < 784) << p;
     if (!a.empty() && a.size() < 784) EXPECT_NE(a, b);
   }
+  // sst_standard: the SST model's subsets, kept or not by the standard model's prediction; judged by
+  // the SST model itself it is exactly `sst`.
+  const auto judged = records("sst_standard");
+  ASSERT_EQ(judged.size(), 2u);
+  const std::string self = tmp_dir("cli_eval_self");
+  r = run_salient("sst evaluate --model " + sst + " --standard " + sst +
+                  " --data mnist:test --limit 2 --accuracy-limit 50 --methods sst_standard --samples 5 --views 0 -o " + self);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto by_itself = json_lines(read_file(join_path(self, "examples-sst_standard.jsonl")));
+  ASSERT_EQ(by_itself.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(judged[i]["subset"], own[i]["subset"]);
+    for (const char* k : {"subset", "target", "baseline", "probabilistic", "robust"}) EXPECT_EQ(by_itself[i][k], own[i][k]) << k;
+  }
+  expect_one_line_error(run_salient("sst evaluate --model " + sst + " --data mnist:test --methods sst_standard -o " + tmp_dir("no_std")),
+                        "--standard");
   for (const auto& row : table["rows"]) {
     EXPECT_EQ(row["explained"], 2);
     EXPECT_GE(row["faithful_baseline"].get<double>(), 0.0);

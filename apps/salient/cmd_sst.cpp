@@ -127,12 +127,12 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   auto va = std::make_shared<EvaluateArgs>();
   json& v = va->options;
   CLI::App* evaluate = sst->add_subcommand("evaluate", "SST vs post-hoc sufficient subsets: accuracy, size, time, time-outs, faithfulness (3 kinds)");
-  add_named_option<std::string>(evaluate, "--model", v, "model", "SST model directory (methods sst, sst_shuffled)");
-  add_named_option<std::string>(evaluate, "--standard", v, "standard", "standard model directory (methods sis, anchors, gradient)");
+  add_named_option<std::string>(evaluate, "--model", v, "model", "SST model directory (methods sst, sst_shuffled, sst_standard)");
+  add_named_option<std::string>(evaluate, "--standard", v, "standard", "standard model directory (methods sis, anchors, gradient; the judge of sst_standard)");
   evaluate->add_option("--data", va->data, "evaluation split, e.g. mnist:test, sst2:dev")->required();
   add_named_option<std::string>(evaluate, "--data-dir", v, "data_dir", "shared data directory");
   evaluate->add_option("-o,--out", va->out, "output directory (table.md/csv/json, report.html; resumable)")->required();
-  add_named_option<std::string>(evaluate, "--methods", v, "methods", "comma list of sst, sst_shuffled (control: as many features as the SST subset, at random), sis, anchors, gradient (default: sst, sis, anchors, gradient)");
+  add_named_option<std::string>(evaluate, "--methods", v, "methods", "comma list of sst, sst_shuffled (control: as many features as the SST subset, at random), sst_standard (the SST subsets checked on --standard's predictions), sis, anchors, gradient (default: sst, sis, anchors, gradient)");
   add_named_option<int64_t>(evaluate, "--limit", v, "limit", "examples explained (the first N of the split; default 100)");
   add_named_option<int64_t>(evaluate, "--accuracy-limit", v, "accuracy_limit", "examples for accuracy (0 = the whole split, default)");
   add_named_option<double>(evaluate, "--time-limit", v, "time_limit", "post-hoc searches: seconds per example before a time-out (default 10)");

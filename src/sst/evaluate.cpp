@@ -28,10 +28,14 @@ constexpr size_t kShardExamples = 4;
 
 namespace {
 
-// The methods that read the SST model: its own subset, and the control of that subset's size.
-bool reads_sst_model(const std::string& method) { return method == "sst" || method == "sst_shuffled"; }
+// The methods that read the SST model: its own subset, the control of that subset's size, and its
+// subset judged by the standard model (sst_standard: a subset that only codes the prediction for
+// the classifier trained beside the head does not hold for a model that was not).
+bool reads_sst_model(const std::string& method) {
+  return method == "sst" || method == "sst_shuffled" || method == "sst_standard";
+}
 
-constexpr const char* kMethodList = "sst, sst_shuffled, sis, anchors, gradient";
+constexpr const char* kMethodList = "sst, sst_shuffled, sst_standard, sis, anchors, gradient";
 
 }  // namespace
 
@@ -40,6 +44,8 @@ void SstEvalOptions::validate() const {
   for (const auto& m : methods) {
     if (reads_sst_model(m)) {
       if (sst_model.empty()) fail("--model: method '{}' needs the SST model directory", m);
+      if (m == "sst_standard" && standard_model.empty())
+        fail("--standard: method 'sst_standard' checks the SST subsets on the standard model; give its directory");
     } else if (std::find(search_method_names().begin(), search_method_names().end(), m) != search_method_names().end()) {
       if (standard_model.empty()) fail("--standard: method '{}' explains the standard model; give its directory", m);
     } else {
@@ -191,6 +197,15 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     if (!slot) slot = std::make_unique<ModelAndData>(load_for_eval(is_sst ? o.sst_model : o.standard_model, o));
     ModelAndData& m = *slot;
     const SstModel& model = *m.loaded.model;
+    // The model whose predictions the subsets must keep: the SST model's own, or for sst_standard
+    // the standard model's (same data, read with its tokenizer).
+    const bool judged_by_standard = method == "sst_standard";
+    if (judged_by_standard && !standard) standard = std::make_unique<ModelAndData>(load_for_eval(o.standard_model, o));
+    ModelAndData& judge = judged_by_standard ? *standard : m;
+    if (judged_by_standard && (judge.data.size() != m.data.size() ||
+                               (m.data.modality == "text" && judge.data.encodings[0].ids != m.data.encodings[0].ids)))
+      fail("--standard: '{}' reads --data '{}' otherwise than the SST model (another tokenizer?); sst_standard needs the same features",
+           o.standard_model, o.data);
     const std::string path = join_path(o.out_dir, "examples-" + method + ".jsonl");
     // Rank 0 drops a truncated last record before any other rank reads the file.
     std::map<int64_t, nlohmann::json> records;
@@ -202,7 +217,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
     const int64_t n = static_cast<int64_t>(m.predictions.size());
     auto explain = [&](int64_t i) {
       FeatureBatch x = m.data.batch(std::vector<int64_t>{i});
-      const int64_t target = m.predictions[i];
+      const int64_t target = judge.predictions[i];
       nlohmann::json rec = {{"index", i}, {"target", target}};
       // Example i's seed: the search's; + 1 the faithfulness checks' fills; + 7 the control's draw.
       const uint64_t example_seed = o.seed * 1000003ULL + static_cast<uint64_t>(i);
@@ -247,8 +262,8 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
         rec["size_percent"] = nf > 0 ? 100.0 * subset.sum().item<double>() / nf : 0.0;
         for (MaskKind kind : {MaskKind::Baseline, MaskKind::Probabilistic, MaskKind::Robust}) {
           auto gen = at::detail::createCPUGenerator(example_seed + 1);
-          rec[mask_kind_name(kind)] = subset_faithfulness(model, x, subset.unsqueeze(0), torch::tensor({target}), kind,
-                                                          o.fill, o.samples, gen, m.vocab)[0];
+          rec[mask_kind_name(kind)] = subset_faithfulness(*judge.loaded.model, x, subset.unsqueeze(0), torch::tensor({target}),
+                                                          kind, o.fill, o.samples, gen, judge.vocab)[0];
         }
         if (!selection.empty()) rec["selection"] = selection;
       }
