@@ -48,7 +48,6 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// max_i |a_i − b_i| / max_i |b_i|: the error relative to the scale of the reference vector.
 // One JSON value per non-empty line of `text` (a command's JSON-lines output or a .jsonl file).
 inline std::vector<nlohmann::json> json_lines(const std::string& text) {
   std::vector<nlohmann::json> out;
@@ -58,6 +57,7 @@ inline std::vector<nlohmann::json> json_lines(const std::string& text) {
   return out;
 }
 
+// max_i |a_i − b_i| / max_i |b_i|: the error relative to the scale of the reference vector.
 inline double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
   double num = 0, den = 1e-300;

@@ -230,11 +230,7 @@ class TextSstModel : public SstModel {
   torch::Tensor embedding_logits(const FeatureBatch& x, const torch::Tensor& embeds) const {
     if (windowed(x)) {
       const WindowPlan w = plan_windows(x);
-      const int64_t hidden = embeds.size(2);
-      ForwardRequest req = w.request(x);
-      req.input_ids = torch::Tensor();
-      req.inputs_embeds = embeds.reshape({-1, hidden}).index_select(0, w.source.flatten()).reshape({w.count(), -1, hidden});
-      return w.row_mean(run_windows(req).logits, x.size());
+      return w.row_mean(run_windows(w.request(x, embeds)).logits, x.size());
     }
     ForwardRequest req;
     req.inputs_embeds = embeds;
@@ -244,7 +240,10 @@ class TextSstModel : public SstModel {
   }
 
   torch::Tensor logits(const FeatureBatch& x) const override {
-    if (windowed(x)) return forward_windows(x).logits;
+    if (windowed(x)) {
+      const WindowPlan w = plan_windows(x);
+      return w.row_mean(run_windows(w.request(x)).logits, x.size());
+    }
     return clf_.model.logits(x.values, x.token_type_ids, x.attention_mask);
   }
 
@@ -300,11 +299,17 @@ class TextSstModel : public SstModel {
     torch::Tensor row;     // [W] int64: the row each window belongs to
     int64_t pad_id = 0;
     int64_t count() const { return row.size(0); }
-    ForwardRequest request(const FeatureBatch& x) const {
+    // The windows of x as one batch: x's token ids, or `embeds` [B, L, E] as their word embeddings.
+    ForwardRequest request(const FeatureBatch& x, const torch::Tensor& embeds = {}) const {
       ForwardRequest req;
       const torch::Tensor flat_source = source.flatten();
-      req.input_ids = torch::where(slots, x.values.flatten().index_select(0, flat_source).view_as(source),
-                                   torch::full_like(source, pad_id));
+      if (embeds.defined()) {
+        const int64_t e = embeds.size(2);
+        req.inputs_embeds = embeds.reshape({-1, e}).index_select(0, flat_source).reshape({count(), -1, e});
+      } else {
+        req.input_ids = torch::where(slots, x.values.flatten().index_select(0, flat_source).view_as(source),
+                                     torch::full_like(source, pad_id));
+      }
       if (x.token_type_ids.defined())
         req.token_type_ids = x.token_type_ids.flatten().index_select(0, flat_source).view_as(source) * slots;
       req.attention_mask = slots.to(x.attention_mask.scalar_type());
