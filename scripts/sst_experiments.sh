@@ -2,7 +2,7 @@
 # The SST experiments behind docs/sst.md: a standard model, the ξ/λ sweep of SST models with the
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
-# Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [TEXT_LIMIT=4000]
+# Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [JOBS=N] [TEXT_LIMIT=4000]
 #        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper[-ft]|sst2-paper[-robust|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
@@ -33,15 +33,33 @@ train() {  # out dir, then sst train options; skipped when a finished run is the
   echo "$out: $(cat "$out.json")"
 }
 
+# train_all "OUT OPTIONS" ...: each argument one training (word-split), JOBS of them at a time
+# (JOBS=2 THREADS=1 keeps two cores busier than one training at two threads); stops at a failure
+train_all() {
+  local job pids=() pid rc=0
+  if [ "${JOBS:-1}" -le 1 ]; then
+    for job in "$@"; do train $job; done
+    return
+  fi
+  for job in "$@"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || { wait; return 1; }; done
+    train $job &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+  return $rc
+}
+
 # sweep DIR "common options" KINDS HARD_XIS STE_XIS LAMBDAS
 sweep() {
-  local dir=$1 common=$2 kinds=$3 hard=$4 ste=$5 lambdas=$6
+  local dir=$1 common=$2 kinds=$3 hard=$4 ste=$5 lambdas=$6 runs=()
   for kind in $kinds; do
-    for xi in $hard; do train "$dir/sweep/$kind-hard-xi$xi" $common --masking "$kind" --xi "$xi"; done
+    for xi in $hard; do runs+=("$dir/sweep/$kind-hard-xi$xi $common --masking $kind --xi $xi"); done
     for xi in $ste; do for l in $lambdas; do
-      train "$dir/sweep/$kind-ste-xi$xi-l$l" $common --masking "$kind" --xi "$xi" --lambda "$l" --straight-through
+      runs+=("$dir/sweep/$kind-ste-xi$xi-l$l $common --masking $kind --xi $xi --lambda $l --straight-through")
     done; done
   done
+  train_all "${runs[@]}"
   python3 scripts/sst_select.py "$dir/standard" $(ls -d "$dir"/sweep/*/ | sed 's:/$::') > "$dir/selection.json"
 }
 
@@ -119,14 +137,16 @@ TEXT_STE_XIS="0.03 0.1 0.3 1 3"
 # flips, over the same grid: salient's extension) | -ste (also salient's straight-through variant,
 # ξ ∈ TEXT_STE_XIS, in ste/).
 text_paper() {
-  local name=$1 variant=$2 data=$3 test=$4 limit=$5 tl=$6 eval_opt=${7:-} seed R C LR
+  local name=$1 variant=$2 data=$3 test=$4 limit=$5 tl=$6 eval_opt=${7:-} seed R C LR runs
   NOISE=sax
   ENC=models/pretrained/all-minilm-l6-v2
   [ -d "$ENC" ] || scripts/fetch_pretrained.sh all-minilm-l6-v2
   for seed in ${SEEDS:-13 14 15}; do
     R=runs/sst/$name/s$seed
     C="$data --arch transformer --init $ENC --weight-decay 0 --seed $seed --noise sax"
-    for lr in $PAPER_TEXT_LRS; do train "$R/lr$lr/standard" $C --lr "$lr" --masking none; done
+    runs=()
+    for lr in $PAPER_TEXT_LRS; do runs+=("$R/lr$lr/standard $C --lr $lr --masking none"); done
+    train_all "${runs[@]}"
     LR=$(python3 - "$R" $PAPER_TEXT_LRS <<'PY'
 import json, sys
 def acc(lr):
