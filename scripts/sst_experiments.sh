@@ -80,12 +80,18 @@ compare() {
       --limit "$limit" --time-limit "$tl" --noise "$NOISE" -o "$posthoc-sis-threshold" > /dev/null
     [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc-sis-threshold")" "$dir/eval-posthoc-sis-threshold"
   fi
+  local kind pick run out
   for kind in baseline probabilistic robust; do
-    local chosen
-    chosen=$(python3 -c "import json,sys; print(json.load(open('$dir/selection.json'))['chosen'].get('$kind') or '')")
-    [ -n "$chosen" ] || continue
-    # sst_shuffled: the control, as many features as each SST subset at random positions
-    "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --model "$chosen" --data "$data" --methods sst,sst_shuffled --limit "$limit" --noise "$NOISE" -o "$dir/eval-sst-$kind" > /dev/null
+    # the chosen run, or where no run was within a point of the standard model's accuracy the most
+    # accurate one (scripts/sst_select.py), into eval-sst-<kind>-closest
+    for pick in chosen closest; do
+      run=$(python3 -c "import json,sys; print(json.load(open('$dir/selection.json')).get('$pick', {}).get('$kind') or '')")
+      [ -n "$run" ] || continue
+      out=$dir/eval-sst-$kind
+      [ "$pick" = closest ] && out=$out-closest
+      # sst_shuffled: the control, as many features as each SST subset at random positions
+      "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --model "$run" --data "$data" --methods sst,sst_shuffled --limit "$limit" --noise "$NOISE" -o "$out" > /dev/null
+    done
   done
   python3 scripts/sst_table.py "$dir" > "$dir/table.md"
   cat "$dir/table.md"

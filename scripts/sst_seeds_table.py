@@ -53,11 +53,13 @@ def main():
                 continue
             sel = d / "selection.json"
             if sel.exists():
-                for kind, run_dir in json.loads(sel.read_text())["chosen"].items():
-                    xi = None
-                    if run_dir:
-                        xi = json.loads((Path(run_dir) / "sst.json").read_text())["objective"]["xi"]
-                    chosen.setdefault((variant, kind), []).append(f"{seed.name}: {'none eligible' if xi is None else f'ξ={xi:g}'}")
+                selection = json.loads(sel.read_text())
+                xi = lambda run_dir: json.loads((Path(run_dir) / "sst.json").read_text())["objective"]["xi"]
+                for kind, run_dir in selection["chosen"].items():
+                    near = selection.get("closest", {}).get(kind)
+                    pick = (f"ξ={xi(run_dir):g}" if run_dir else
+                            f"none eligible (the most accurate: ξ={xi(near):g})" if near else "none eligible")
+                    chosen.setdefault((variant, kind), []).append(f"{seed.name}: {pick}")
             for label, r, run in table_rows(d):
                 if not label.startswith("SST"):
                     if variant != "paper":

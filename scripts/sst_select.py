@@ -7,6 +7,8 @@ Rule (ours; the paper's appendix rule was not available to us): among the runs w
 accuracy is within 1 point of the standard model's, take those whose validation faithfulness under
 their own masking is ≥ 0.95 and choose the smallest mean subset; when none reaches 0.95, the most
 faithful. Ties go to the earlier run in the argument order. One choice per masking kind.
+When no run of a kind is within the point, none is chosen and "closest" names the most accurate
+run (then the most faithful), which scripts/sst_experiments.sh evaluates under that label.
 """
 import json
 import sys
@@ -22,7 +24,7 @@ def best_epoch(d):
 def main():
     std_dir, sweep = sys.argv[1], sys.argv[2:]
     _, std = best_epoch(std_dir)
-    rows, chosen = [], {}
+    rows, chosen, closest = [], {}, {}
     for d in sweep:
         s, e = best_epoch(d)
         o = s["objective"]
@@ -41,6 +43,9 @@ def main():
             pick = max(cands, key=lambda r: r["val_faithfulness"])
         else:
             pick = None
+            of_kind = [r for r in rows if r["masking"] == kind]
+            near = max(of_kind, key=lambda r: (r["val_accuracy"], r["val_faithfulness"], -of_kind.index(r)))
+            closest[kind] = near["dir"]
         chosen[kind] = pick["dir"] if pick else None
     lines = ["| masking | threshold | ξ | λ | epoch | val accuracy % | val faithful % | val size % | chosen |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -48,8 +53,10 @@ def main():
         lines.append(f"| {r['masking']} | {'straight-through' if r['straight_through'] else 'hard'} | {r['xi']:g} | "
                      f"{r['lambda']:g} | {r['epoch']} | {100 * r['val_accuracy']:.2f}{'' if r['eligible'] else ' (out)'} | "
                      f"{100 * r['val_faithfulness']:.1f} | {100 * r['val_size']:.2f} | "
-                     f"{'**yes**' if chosen.get(r['masking']) == r['dir'] else ''} |")
+                     f"{'**yes**' if chosen.get(r['masking']) == r['dir'] else ''}"
+                     f"{'closest (none within a point)' if closest.get(r['masking']) == r['dir'] else ''} |")
     json.dump({"standard": {"dir": std_dir, "val_accuracy": std["val_accuracy"]}, "runs": rows, "chosen": chosen,
+               "closest": closest,
                "table": "\n".join(lines) + "\n"}, sys.stdout, indent=2)
     print()
 

@@ -14,22 +14,33 @@ def no_sis(r):
     return f" ({r['no_subset']} without a SIS)" if r.get("no_subset") else ""
 
 
+SST_EVALS = [f"eval-sst-{kind}{pick}" for pick in ("", "-closest") for kind in ("baseline", "probabilistic", "robust")]
+
+
+def sst_label(name):
+    """The SST row's name for an evaluation folder: eval-sst-<kind> holds the run the selection rule
+    chose, eval-sst-<kind>-closest the most accurate run where none was within a point."""
+    kind = name[len("eval-sst-"):]
+    if kind.endswith("-closest"):
+        return f"SST ({kind[:-len('-closest')]} masking; none within a point of the standard model, the most accurate run)"
+    return f"SST ({kind} masking)"
+
+
 def table_rows(d):
     """(label, row, run settings) of every evaluation in an experiment directory."""
     out = []
-    for name in ["eval-sst-baseline", "eval-sst-probabilistic", "eval-sst-robust", "eval-posthoc",
-                 "eval-posthoc-sis-threshold"]:
+    for name in SST_EVALS + ["eval-posthoc", "eval-posthoc-sis-threshold"]:
         f = Path(d) / name / "table.json"
         if not f.exists():
             continue
         run = json.loads(f.read_text())
         for r in run["rows"]:
             if r["method"] == "sst":
-                label = f"SST ({name.rsplit('-', 1)[1]} masking)"
+                label = sst_label(name)
             elif r["method"] == "sst_shuffled":  # the control: as many features, at random positions
-                label = f"SST ({name.rsplit('-', 1)[1]} masking), its subset's size at random positions"
+                label = f"{sst_label(name)}, its subset's size at random positions"
             elif r["method"] == "sst_standard":  # its subsets, judged by the standard model
-                label = f"SST ({name.rsplit('-', 1)[1]} masking), its subsets checked on the standard model"
+                label = f"{sst_label(name)}, its subsets checked on the standard model"
             elif name.endswith("sis-threshold"):
                 s = run["run"]["search"]
                 label = f"sis, Carter et al.'s criterion p ≥ {s['sis_threshold']:g} (standard model)"

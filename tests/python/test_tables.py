@@ -73,3 +73,38 @@ def test_expnet_table_refuses_unmatched_variants_and_missing_runs(tmp_path):
     assert done.returncode != 0 and "2 paper-configuration directories but 1 variant" in done.stderr
     done = table(f"{tmp_path / 'a'},{tmp_path / 'missing'}")
     assert done.returncode != 0 and "missing/report.csv" in done.stderr
+
+
+SST_SELECT = REPO / "scripts" / "sst_select.py"
+
+
+def write_sst_run(directory, masking, xi, accuracy, faithfulness, size):
+    """An sst.json as `salient sst train` writes it: the objective and the kept epoch's validation."""
+    import json
+    directory.mkdir(parents=True)
+    history = [{"val_accuracy": 0.1, "val_faithfulness": 0.0, "val_size": 1.0},  # epoch 1: not the kept one
+               {"val_accuracy": accuracy, "val_faithfulness": faithfulness, "val_size": size}]
+    objective = {"masking": masking, "xi": xi, "lambda": 1.0, "straight_through": False}
+    (directory / "sst.json").write_text(json.dumps({"best_epoch": 2, "history": history, "objective": objective}))
+    return directory
+
+
+def test_sst_select_rule_and_closest(tmp_path):
+    """Within a point of the standard model's accuracy: the smallest ≥ 95%-faithful subset, else the most
+    faithful; a kind with no run within the point gets no choice and its most accurate run as closest."""
+    import json
+    std = write_sst_run(tmp_path / "standard", "none", 0, 0.850, 0, 0)
+    runs = [write_sst_run(tmp_path / "b1", "baseline", 1e-4, 0.845, 0.96, 0.30),   # eligible, faithful
+            write_sst_run(tmp_path / "b2", "baseline", 1e-5, 0.841, 0.97, 0.20),   # eligible, faithful, smaller
+            write_sst_run(tmp_path / "b3", "baseline", 1e-6, 0.830, 0.99, 0.05),   # 2 points below: out
+            write_sst_run(tmp_path / "p1", "probabilistic", 1e-4, 0.845, 0.90, 0.1),  # eligible, not ≥ 95%
+            write_sst_run(tmp_path / "p2", "probabilistic", 1e-5, 0.842, 0.93, 0.4),  # eligible, most faithful
+            write_sst_run(tmp_path / "r1", "robust", 1e-4, 0.820, 0.90, 0.1),      # none within a point:
+            write_sst_run(tmp_path / "r2", "robust", 1e-5, 0.835, 0.80, 0.2),      # the most accurate is closest
+            write_sst_run(tmp_path / "r3", "robust", 1e-6, 0.835, 0.70, 0.3)]      # (ties: the more faithful)
+    done = subprocess.run([sys.executable, str(SST_SELECT), str(std), *map(str, runs)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["chosen"] == {"baseline": str(runs[1]), "probabilistic": str(runs[4]), "robust": None}
+    assert out["closest"] == {"robust": str(runs[6])}
+    assert "closest (none within a point)" in out["table"]
