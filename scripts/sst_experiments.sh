@@ -11,6 +11,7 @@ BIN=${BIN:-build/salient}
 SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 export SALIENT_SHARED=$SHARED
 THREADS=${THREADS:-2}
+[[ ${JOBS:-1} =~ ^[1-9][0-9]*$ ]] || { echo "JOBS: '$JOBS' is not a positive number of trainings at a time" >&2; exit 2; }
 S=("$BIN" --threads "$THREADS" --quiet sst)
 # MPI="mpirun -np 4": the evaluations run sharded (docs/distributed.md); the trainings stay one process.
 read -r -a MPI_PREFIX <<< "${MPI:-}"
