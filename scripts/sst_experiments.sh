@@ -38,12 +38,8 @@ train() {  # out dir, then sst train options; skipped when a finished run is the
 # (JOBS=2 THREADS=1 keeps two cores busier than one training at two threads); stops at a failure
 train_all() {
   local job pids=() pid rc=0
-  if [ "${JOBS:-1}" -le 1 ]; then
-    for job in "$@"; do train $job; done
-    return
-  fi
   for job in "$@"; do
-    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || { wait; return 1; }; done
+    while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1}" ]; do wait -n || { wait; return 1; }; done
     train $job &
     pids+=($!)
   done

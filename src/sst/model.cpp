@@ -228,10 +228,7 @@ class TextSstModel : public SstModel {
 
   // The logits with `embeds` [B, L, E] as the word embeddings of x's tokens.
   torch::Tensor embedding_logits(const FeatureBatch& x, const torch::Tensor& embeds) const {
-    if (windowed(x)) {
-      const WindowPlan w = plan_windows(x);
-      return w.row_mean(run_windows(w.request(x, embeds)).logits, x.size());
-    }
+    if (windowed(x)) return windowed_logits(x, embeds);
     ForwardRequest req;
     req.inputs_embeds = embeds;
     req.token_type_ids = x.token_type_ids;
@@ -240,10 +237,7 @@ class TextSstModel : public SstModel {
   }
 
   torch::Tensor logits(const FeatureBatch& x) const override {
-    if (windowed(x)) {
-      const WindowPlan w = plan_windows(x);
-      return w.row_mean(run_windows(w.request(x)).logits, x.size());
-    }
+    if (windowed(x)) return windowed_logits(x);
     return clf_.model.logits(x.values, x.token_type_ids, x.attention_mask);
   }
 
@@ -368,6 +362,13 @@ class TextSstModel : public SstModel {
     out.logits = torch::cat(logits);
     if (req.want_hidden_states) out.hidden_states = {torch::cat(last)};
     return out;
+  }
+
+  // The windows' mean logits of x, from its token ids or with `embeds` as their word embeddings
+  // (no hidden states, no selection head).
+  torch::Tensor windowed_logits(const FeatureBatch& x, const torch::Tensor& embeds = {}) const {
+    const WindowPlan w = plan_windows(x);
+    return w.row_mean(run_windows(w.request(x, embeds)).logits, x.size());
   }
 
   SstOutput forward_windows(const FeatureBatch& x) const {
