@@ -465,6 +465,68 @@ TEST(SstText, LongTextsAreReadWholeAsWindows) {
   EXPECT_TRUE(torch::allclose(model->logits(x), out.logits, 1e-5, 1e-5));
 }
 
+// A batch in parts of at most N windows (--max-windows) is the same step: the parts' totals add up
+// to the batch's loss and their gradients to its gradient (dropout off; the robust attack, HotFlip,
+// is deterministic), and validation gives the same numbers.
+TEST(SstText, BatchInPartsHasTheBatchsLossAndGradient) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const std::string data = tmp_dir("parts.jsonl");
+  write_file_atomic(data, long_text_rows() + long_text_rows());
+  auto model = make_text_model(load_classifier(fixture_model()), 3);
+  model->set_training(false);
+  const SstData d = load_text_data(data, "", text_classifier(*model), 0, 0, true);
+  const std::vector<int64_t> rows = {0, 1, 2, 4, 5};
+  const auto parts = batch_parts(d, rows, 128, 3);
+  ASSERT_GT(parts.size(), 2u);
+  std::vector<int64_t> joined;
+  for (const auto& p : parts) joined.insert(joined.end(), p.begin(), p.end());
+  EXPECT_EQ(joined, rows);  // every row once, in order
+  EXPECT_EQ(parts[0], std::vector<int64_t>{0});  // 4 windows: a part alone
+  EXPECT_EQ(batch_parts(d, rows, 128, 0).size(), 1u);
+  const torch::Tensor y = d.labels.index_select(0, torch::tensor(rows, torch::kInt64));
+  const torch::Tensor vocab = ordinary_token_ids(text_classifier(*model).tokenizer);
+  int64_t all_features = 0;
+  for (int64_t r : rows) all_features += std::count(d.is_feature[r].begin(), d.is_feature[r].end(), true);
+  for (MaskKind kind : {MaskKind::None, MaskKind::Baseline, MaskKind::Robust}) {
+    SstObjective o;
+    o.kind = kind;
+    o.xi = 0.5;
+    o.fill.steps = 1;
+    auto grads = [&] {
+      std::vector<torch::Tensor> g;
+      for (const auto& p : model->parameters()) {
+        g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+        if (p.grad().defined()) p.mutable_grad().zero_();
+      }
+      return g;
+    };
+    grads();
+    auto gen = at::detail::createCPUGenerator(5);
+    SstLoss whole = sst_loss(*model, d.batch(rows), y, o, gen, vocab, false);
+    whole.total.backward();
+    const std::vector<torch::Tensor> want = grads();
+    double total = 0;
+    for (const auto& part : parts) {
+      int64_t features = 0;
+      for (int64_t r : part) features += std::count(d.is_feature[r].begin(), d.is_feature[r].end(), true);
+      const LossShare share{static_cast<double>(part.size()) / rows.size(), static_cast<double>(features) / all_features};
+      SstLoss l = sst_loss(*model, d.batch(part), d.labels.index_select(0, torch::tensor(part, torch::kInt64)), o, gen,
+                           vocab, false, share);
+      l.total.backward();
+      total += l.total.item<double>();
+    }
+    const std::vector<torch::Tensor> got = grads();
+    EXPECT_NEAR(total, whole.total.item<double>(), 1e-5) << mask_kind_name(kind);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-4, 1e-6)) << mask_kind_name(kind) << " parameter " << i;
+    const SstEpoch a = evaluate_objective(*model, d, o, 9, 8, vocab), b = evaluate_objective(*model, d, o, 9, 8, vocab, 3);
+    EXPECT_NEAR(a.val_loss, b.val_loss, 1e-5) << mask_kind_name(kind);
+    EXPECT_EQ(a.val_accuracy, b.val_accuracy);
+    EXPECT_EQ(a.val_faithfulness, b.val_faithfulness);
+    EXPECT_NEAR(a.val_size, b.val_size, 1e-6);  // float sums in another order
+  }
+}
+
 // Size is |subset| / |features|: structural tokens and padding never count, even when s ≥ τ there.
 TEST(SstSize, SubsetsCountOnlyFeatures) {
   torch::Tensor features = torch::tensor({{0, 1, 1, 1, 0, 0}, {0, 1, 1, 1, 1, 0}}).to(torch::kBool);
@@ -654,5 +716,17 @@ TEST(SstCli, TrainAndEvaluateReadLongTextsAsWindows) {
   expect_one_line_error(run_salient("sst evaluate --model " + dir + " --data " + data + " --methods sst --windows --max-length 64 -o " + tmp_dir("w3")),
                         "--max-length");
   expect_one_line_error(run_salient("sst evaluate --model " + dir + " --data mnist:test --methods sst --windows -o " + tmp_dir("w4")), "--windows");
+  // --max-windows: a batch through the model in parts, recorded with the run; needs --windows.
+  const std::string parted = tmp_dir("w5");
+  r = run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " + fixture_model() +
+                  " --windows --max-windows 2 --epochs 1 --batch-size 3 --xi 0.5 -o " + parted);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(parted + "/sst.json"))["training"]["max_windows"].get<int64_t>(), 2);
+  expect_one_line_error(run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " +
+                                    fixture_model() + " --max-windows 2 -o " + tmp_dir("w6")),
+                        "--max-windows");
+  expect_one_line_error(run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " +
+                                    fixture_model() + " --windows --max-windows -1 -o " + tmp_dir("w7")),
+                        "--max-windows");
 }
 #endif

@@ -84,6 +84,8 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   add_named_option<int64_t>(train, "--max-length", t, "max_length", "text: tokens per example (default 128)");
   train->add_flag_function("--windows", [&t](int64_t n) { t["windows"] = n > 0; },
                            "text: read every text whole, as windows of the encoder's positions half a window apart (not with --max-length)");
+  add_named_option<int64_t>(train, "--max-windows", t, "max_windows",
+                            "with --windows: at most N windows through the model at once, a batch's gradient summed over its parts (the same step in less memory; 0 = the whole batch, default)");
   add_named_option<double>(train, "--dropout", t, "dropout", "text from scratch: dropout (default 0.1)");
   add_named_option<std::string>(train, "--masking", t, "masking", "none (standard training) | baseline (default) | probabilistic | robust");
   add_named_option<double>(train, "--lambda", t, "lambda_", "weight of the faithfulness term (reference code: 1; default 1)");

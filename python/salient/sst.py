@@ -20,7 +20,8 @@ __all__ = ["train", "evaluate", "explain", "options"]
 def train(train, dev, out, masking="baseline", **options):
     """Trains a dual-head model (``salient sst train``): ``masking`` none (standard training),
     baseline, probabilistic or robust; options arch, init, vocab, hidden_size, layers, heads,
-    intermediate_size, max_length, windows (texts read whole, as windows), dropout, hidden, lambda_, xi, tau, straight_through, epsilon,
+    intermediate_size, max_length, windows (texts read whole, as windows), max_windows (at most N
+    windows through the model at once, gradients summed over a batch's parts), dropout, hidden, lambda_, xi, tau, straight_through, epsilon,
     pgd_step, pgd_steps, noise ("sax", the authors' fill, or "domain"), epochs, patience, batch_size, lr, weight_decay, limit, seed, max_minutes,
     resume, data_dir. Writes the best epoch to ``out``; returns best_epoch, train_seconds and the
     per-epoch history (validation loss, accuracy, faithfulness, subset size)."""

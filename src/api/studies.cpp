@@ -343,6 +343,7 @@ const Setters<sst::SstTrainOptions>& sst_train_setters() {
       {"intermediate_size", field(&O::intermediate_size)},
       {"max_length", field(&O::max_length)},
       {"windows", field(&O::windows)},
+      {"max_windows", field(&O::max_windows)},
       {"dropout", field(&O::dropout)},
       {"masking",
        [](O& o, const json& v) {

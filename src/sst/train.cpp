@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "model/windows.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/atomic_file.h"
@@ -41,6 +42,8 @@ void SstTrainOptions::validate() const {
   if (dev_data.empty()) fail("--dev: a dataset spec is needed");
   if (output_dir.empty()) fail("--out: an output directory is needed");
   if (windows && is_image_spec(train_data)) fail("--windows: only text is read as windows ('{}' is images)", train_data);
+  if (max_windows < 0) fail("--max-windows: must be ≥ 0, got {}", max_windows);
+  if (max_windows > 0 && !windows) fail("--max-windows: applies to texts read as windows (add --windows)");
 }
 
 nlohmann::json SstEpoch::to_json() const {
@@ -49,7 +52,7 @@ nlohmann::json SstEpoch::to_json() const {
 }
 
 SstLoss sst_loss(SstModel& model, const FeatureBatch& x, const torch::Tensor& labels, const SstObjective& o,
-                 at::Generator& gen, const torch::Tensor& vocabulary, bool training) {
+                 at::Generator& gen, const torch::Tensor& vocabulary, bool training, const LossShare& share) {
   SstLoss out;
   SstOutput f = model.forward(x);
   out.logits = f.logits;
@@ -57,7 +60,7 @@ SstLoss sst_loss(SstModel& model, const FeatureBatch& x, const torch::Tensor& la
   out.task = F::cross_entropy(f.logits, labels);
   if (o.kind == MaskKind::None) {
     out.faithfulness = out.cardinality = torch::zeros({});
-    out.total = out.task;
+    out.total = out.task * share.rows;
     return out;
   }
   const torch::Tensor features = x.features.to(torch::kFloat32);
@@ -75,38 +78,95 @@ SstLoss sst_loss(SstModel& model, const FeatureBatch& x, const torch::Tensor& la
   out.masked_logits = model.mixed_logits(x, fill, keep);
   out.faithfulness = F::cross_entropy(out.masked_logits, predicted);
   out.cardinality = (f.selection * features).sum() / features.sum().clamp_min(1);
-  out.total = out.task + o.lambda * out.faithfulness + o.xi * out.cardinality;
+  out.total = (out.task + o.lambda * out.faithfulness) * share.rows + o.xi * out.cardinality * share.features;
   return out;
 }
 
+std::vector<std::vector<int64_t>> batch_parts(const SstData& data, const std::vector<int64_t>& rows, int64_t positions,
+                                              int64_t max_windows) {
+  if (max_windows <= 0 || data.modality != "text") return {rows};
+  std::vector<std::vector<int64_t>> parts;
+  int64_t used = 0;
+  for (int64_t r : rows) {
+    const auto pieces = static_cast<int64_t>(data.encodings.at(r).ids.size()) - 2;  // without [CLS] and [SEP]
+    const auto windows = static_cast<int64_t>(window_starts(pieces, positions, 0, "--max-windows").size());
+    if (parts.empty() || used + windows > max_windows) {
+      parts.emplace_back();
+      used = 0;
+    }
+    parts.back().push_back(r);
+    used += windows;
+  }
+  return parts;
+}
+
+namespace {
+
+int64_t feature_count(const SstData& data, const std::vector<int64_t>& rows) {
+  int64_t n = 0;
+  for (int64_t r : rows)
+    for (bool f : data.is_feature.at(r)) n += f;
+  return n;
+}
+
+// Each part of a batch with its share of the batch's loss (all of it when the batch is one part).
+std::vector<std::pair<std::vector<int64_t>, LossShare>> shared_parts(const SstData& data, const std::vector<int64_t>& rows,
+                                                                     int64_t positions, int64_t max_windows) {
+  std::vector<std::vector<int64_t>> parts = batch_parts(data, rows, positions, max_windows);
+  std::vector<std::pair<std::vector<int64_t>, LossShare>> out;
+  if (parts.size() == 1) {
+    out.push_back({std::move(parts[0]), LossShare{}});
+    return out;
+  }
+  const double all_rows = static_cast<double>(rows.size());
+  const double all_features = std::max<double>(1, static_cast<double>(feature_count(data, rows)));
+  for (auto& part : parts) {
+    LossShare share{static_cast<double>(part.size()) / all_rows, static_cast<double>(feature_count(data, part)) / all_features};
+    out.push_back({std::move(part), share});
+  }
+  return out;
+}
+
+int64_t model_positions(const SstModel& model) {
+  return model.modality() == "text" ? text_classifier(model).model.config().max_tokens() : 0;
+}
+
+}  // namespace
+
 SstEpoch evaluate_objective(SstModel& model, const SstData& data, const SstObjective& o, uint64_t seed,
-                            int64_t batch_size, const torch::Tensor& vocabulary) {
+                            int64_t batch_size, const torch::Tensor& vocabulary, int64_t max_windows) {
   model.set_training(false);
   auto gen = at::detail::createCPUGenerator(seed);
   SstEpoch e;
   double loss = 0, correct = 0, faithful = 0, size = 0;
   const int64_t n = data.size();
+  const int64_t positions = model_positions(model);
   for (int64_t b = 0; b < n; b += batch_size) {
     const int64_t end = std::min(n, b + batch_size);
-    FeatureBatch x = data.batch(b, end);
-    torch::Tensor y = data.labels.slice(0, b, end);
-    SstLoss l;
-    if (o.kind == MaskKind::Robust) {
-      l = sst_loss(model, x, y, o, gen, vocabulary, false);  // the attack needs gradients
-    } else {
+    std::vector<int64_t> batch_rows(end - b);
+    std::iota(batch_rows.begin(), batch_rows.end(), b);
+    double batch_loss = 0;
+    for (const auto& [rows, share] : shared_parts(data, batch_rows, positions, max_windows)) {
+      FeatureBatch x = data.batch(rows);
+      torch::Tensor y = data.labels.index_select(0, torch::tensor(rows, torch::kInt64));
+      SstLoss l;
+      if (o.kind == MaskKind::Robust) {
+        l = sst_loss(model, x, y, o, gen, vocabulary, false, share);  // the attack needs gradients
+      } else {
+        torch::NoGradGuard ng;
+        l = sst_loss(model, x, y, o, gen, vocabulary, false, share);
+      }
       torch::NoGradGuard ng;
-      l = sst_loss(model, x, y, o, gen, vocabulary, false);
+      batch_loss += l.total.item<double>();
+      torch::Tensor pred = l.logits.argmax(1);
+      correct += pred.eq(y).sum().item<double>();
+      if (l.masked_logits.defined()) {
+        faithful += l.masked_logits.argmax(1).eq(pred).sum().item<double>();
+        torch::Tensor feats = x.features.to(torch::kFloat32);
+        size += (subset_of(l.selection, x.features, o.tau).to(torch::kFloat32).sum(1) / feats.sum(1).clamp_min(1)).sum().item<double>();
+      }
     }
-    torch::NoGradGuard ng;
-    const double rows = static_cast<double>(end - b);
-    loss += l.total.item<double>() * rows;
-    torch::Tensor pred = l.logits.argmax(1);
-    correct += pred.eq(y).sum().item<double>();
-    if (l.masked_logits.defined()) {
-      faithful += l.masked_logits.argmax(1).eq(pred).sum().item<double>();
-      torch::Tensor feats = x.features.to(torch::kFloat32);
-      size += (subset_of(l.selection, x.features, o.tau).to(torch::kFloat32).sum(1) / feats.sum(1).clamp_min(1)).sum().item<double>();
-    }
+    loss += batch_loss * static_cast<double>(end - b);
   }
   e.val_loss = loss / n;
   e.val_accuracy = correct / n;
@@ -164,7 +224,7 @@ nlohmann::json settings_json(const SstTrainOptions& o, const SstTrainResult& r) 
           {"training", {{"train", o.train_data}, {"dev", o.dev_data}, {"epochs", o.epochs}, {"patience", o.patience},
                         {"batch_size", o.batch_size}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
                         {"limit", o.limit}, {"seed", o.seed}, {"max_length", o.max_length}, {"windows", o.windows},
-                        {"init_model", o.init_model}}},
+                        {"max_windows", o.max_windows}, {"init_model", o.init_model}}},
           {"history", history}, {"best_epoch", r.best_epoch}, {"train_seconds", r.train_seconds}};
 }
 
@@ -236,7 +296,7 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     std::fprintf(stderr, "salient: resuming SST training after epoch %d\n", start_epoch - 1);
   }
   const auto started = Clock::now();
-  const int64_t n = train.size();
+  const int64_t n = train.size(), positions = model_positions(*model);
   for (int epoch = start_epoch; epoch <= o.epochs && bad_epochs < o.patience; ++epoch) {
     const auto t0 = Clock::now();
     std::vector<int64_t> order(n);
@@ -250,19 +310,24 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     double loss_sum = 0;
     for (int64_t b = 0; b < n; b += o.batch_size) {
       const int64_t end = std::min(n, b + o.batch_size);
-      std::vector<int64_t> rows(order.begin() + b, order.begin() + end);
-      FeatureBatch x = train.batch(rows);
-      torch::Tensor y = train.labels.index_select(0, torch::tensor(rows, torch::kInt64));
-      SstLoss l = sst_loss(*model, x, y, o.objective, gen, vocab);
-      optimizer.zero_grad();
-      l.total.backward();
+      std::vector<int64_t> batch_rows(order.begin() + b, order.begin() + end);
+      optimizer.zero_grad();  // the attacks take their gradients with autograd::grad, not into .grad
+      double batch_loss = 0;
+      for (const auto& [rows, share] : shared_parts(train, batch_rows, positions, o.max_windows)) {
+        FeatureBatch x = train.batch(rows);
+        torch::Tensor y = train.labels.index_select(0, torch::tensor(rows, torch::kInt64));
+        SstLoss l = sst_loss(*model, x, y, o.objective, gen, vocab, true, share);
+        l.total.backward();  // a batch in parts sums its parts' gradients
+        batch_loss += l.total.item<double>();
+      }
       if (!image) torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
       optimizer.step();
-      loss_sum += l.total.item<double>() * static_cast<double>(end - b);
+      loss_sum += batch_loss * static_cast<double>(end - b);
       bar.update(end - b, fmt::format("loss {:.3f}", loss_sum / static_cast<double>(end)));
     }
     bar.finish();
-    SstEpoch e = evaluate_objective(*model, dev, o.objective, o.seed + 17, std::max<int64_t>(o.batch_size, 64), vocab);
+    SstEpoch e = evaluate_objective(*model, dev, o.objective, o.seed + 17, std::max<int64_t>(o.batch_size, 64), vocab,
+                                    o.max_windows);
     e.epoch = epoch;
     e.train_loss = loss_sum / static_cast<double>(n);
     e.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

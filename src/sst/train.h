@@ -35,10 +35,24 @@ struct SstLoss {
   torch::Tensor logits, selection, masked_logits;        // for metrics (masked_logits undefined for None)
 };
 
+// A part's share of its batch when the batch goes through the model in parts (--max-windows):
+// its rows and its real features over the batch's, so that the parts' totals add up to the
+// batch's loss (the cross-entropies are means over rows, the cardinality a mean over features).
+struct LossShare {
+  double rows = 1, features = 1;
+};
+
 // One batch: `model` is switched to evaluation mode while the robust fill attacks it (as the
-// reference code's PGD does), then to `training` (dropout on or off).
+// reference code's PGD does), then to `training` (dropout on or off). `total` is scaled by `share`
+// (task, faithfulness and cardinality stay the part's own).
 SstLoss sst_loss(SstModel& model, const FeatureBatch& x, const torch::Tensor& labels, const SstObjective& objective,
-                 at::Generator& gen, const torch::Tensor& vocabulary = {}, bool training = true);
+                 at::Generator& gen, const torch::Tensor& vocabulary = {}, bool training = true,
+                 const LossShare& share = {});
+
+// The rows of a batch in parts of at most `max_windows` windows (text read as windows of the
+// model's positions), in order; a text of more windows is a part alone. One part when max_windows is 0.
+std::vector<std::vector<int64_t>> batch_parts(const SstData& data, const std::vector<int64_t>& rows,
+                                              int64_t positions, int64_t max_windows);
 
 struct SstTrainOptions {
   std::string train_data, dev_data, data_dir, output_dir;
@@ -50,6 +64,9 @@ struct SstTrainOptions {
   std::string init_model, vocab;
   int64_t hidden_size = 128, num_layers = 2, num_heads = 4, intermediate_size = 512, max_length = 128;
   bool windows = false;  // text: every text read whole, as windows of the encoder's positions (no max_length)
+  // With windows: at most this many windows go through the model at once; a batch's gradient is
+  // summed over its parts (the same step in less memory). 0: the whole batch at once.
+  int64_t max_windows = 0;
   double dropout = 0.1;
   SstObjective objective;
   int epochs = 10;
@@ -80,8 +97,9 @@ struct SstTrainResult {
 // output_dir (save_sst_model); the last epoch's state lives in output_dir/last for --resume.
 SstTrainResult train_sst(const SstTrainOptions& options);
 
-// Validation numbers of one pass over `data` with the objective's masking (fresh fills, seeded).
+// Validation numbers of one pass over `data` with the objective's masking (fresh fills, seeded),
+// each batch in parts of at most `max_windows` windows (batch_parts).
 SstEpoch evaluate_objective(SstModel& model, const SstData& data, const SstObjective& objective, uint64_t seed,
-                            int64_t batch_size, const torch::Tensor& vocabulary = {});
+                            int64_t batch_size, const torch::Tensor& vocabulary = {}, int64_t max_windows = 0);
 
 }  // namespace salient::sst
