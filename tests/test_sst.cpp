@@ -527,6 +527,31 @@ TEST(SstText, BatchInPartsHasTheBatchsLossAndGradient) {
   }
 }
 
+// --limit-random: N rows drawn with the seed come first, in the data's order, then the rest; on data
+// sorted by class (ERASER's splits: 800 negative reviews, then 800 positive) the first N rows are one
+// class, the drawn ones both.
+TEST(SstData, RandomLimitDrawsRowsInTheDatasOrder) {
+  const std::vector<int64_t> order = sample_first_order(20, 6, 13);
+  ASSERT_EQ(order.size(), 20u);
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < 20; ++i) EXPECT_EQ(sorted[i], i);  // a permutation
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.begin() + 6));
+  EXPECT_TRUE(std::is_sorted(order.begin() + 6, order.end()));
+  EXPECT_TRUE(std::any_of(order.begin(), order.begin() + 6, [](int64_t r) { return r < 10; }));
+  EXPECT_TRUE(std::any_of(order.begin(), order.begin() + 6, [](int64_t r) { return r >= 10; }));
+  EXPECT_EQ(sample_first_order(20, 6, 13), order);  // seeded
+  EXPECT_NE(sample_first_order(20, 6, 14), order);
+  EXPECT_EQ(sample_first_order(5, 9, 1), (std::vector<int64_t>{0, 1, 2, 3, 4}));  // more than there are: all
+  SstData d;
+  d.modality = "image";
+  d.images = torch::arange(20, torch::kFloat32).view({20, 1});
+  d.labels = torch::arange(20, torch::kInt64);
+  const SstData picked = select_rows(d, {3, 1});
+  EXPECT_EQ(picked.labels[0].item<int64_t>(), 3);
+  EXPECT_EQ(picked.images[1][0].item<float>(), 1.0f);
+}
+
 // Size is |subset| / |features|: structural tokens and padding never count, even when s ≥ τ there.
 TEST(SstSize, SubsetsCountOnlyFeatures) {
   torch::Tensor features = torch::tensor({{0, 1, 1, 1, 0, 0}, {0, 1, 1, 1, 1, 0}}).to(torch::kBool);
@@ -728,5 +753,20 @@ TEST(SstCli, TrainAndEvaluateReadLongTextsAsWindows) {
   expect_one_line_error(run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " +
                                     fixture_model() + " --windows --max-windows -1 -o " + tmp_dir("w7")),
                         "--max-windows");
+  // --limit-random: recorded with the training and the evaluation; it needs a limit, and an
+  // evaluation with it takes its accuracy over the whole split.
+  const std::string sampled = tmp_dir("w8"), sampled_eval = tmp_dir("w9");
+  r = run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " + fixture_model() +
+                  " --windows --limit 2 --limit-random --epochs 1 --xi 0.5 -o " + sampled);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(read_file(sampled + "/sst.json"))["training"]["limit_random"].get<bool>());
+  r = run_salient("sst evaluate --model " + sampled + " --data " + data + " --windows --methods sst --limit 2 --limit-random --samples 2 --pgd-steps 1 -o " + sampled_eval);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(read_file(sampled_eval + "/run.json"))["limit_random"].get<bool>());
+  expect_one_line_error(run_salient("sst train --train " + data + " --dev " + data + " --arch transformer --init " +
+                                    fixture_model() + " --limit-random -o " + tmp_dir("w10")),
+                        "--limit-random");
+  expect_one_line_error(run_salient("sst evaluate --model " + sampled + " --data " + data + " --methods sst --limit-random --accuracy-limit 2 -o " + tmp_dir("w11")),
+                        "--limit-random");
 }
 #endif

@@ -101,6 +101,8 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   add_named_option<double>(train, "--lr", t, "lr", "AdamW learning rate (default 1e-3)");
   add_named_option<double>(train, "--weight-decay", t, "weight_decay", "AdamW weight decay (default 0)");
   add_named_option<int64_t>(train, "--limit", t, "limit", "use the first N training examples (0 = all, default)");
+  train->add_flag_function("--limit-random", [&t](int64_t n) { t["limit_random"] = n > 0; },
+                           "with --limit N: N examples drawn at random (seeded by --seed), in the data's order, not the first N");
   add_named_option<uint64_t>(train, "--seed", t, "seed", "seed of initialisation, order, dropout and fills (default 13)");
   add_named_option<double>(train, "--max-minutes", t, "max_minutes", "stop after the epoch that passes this many minutes (0 = none)");
   train->add_flag_function("--resume", [&t](int64_t n) { t["resume"] = n > 0; }, "continue from OUT/last");
@@ -136,6 +138,8 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   evaluate->add_option("-o,--out", va->out, "output directory (table.md/csv/json, report.html; resumable)")->required();
   add_named_option<std::string>(evaluate, "--methods", v, "methods", "comma list of sst, sst_shuffled (control: as many features as the SST subset, at random), sst_standard (the SST subsets checked on --standard's predictions), sis, anchors, gradient (default: sst, sis, anchors, gradient)");
   add_named_option<int64_t>(evaluate, "--limit", v, "limit", "examples explained (the first N of the split; default 100)");
+  evaluate->add_flag_function("--limit-random", [&v](int64_t n) { v["limit_random"] = n > 0; },
+                              "the --limit N examples explained drawn at random (seeded by --seed), not the first N; accuracy stays over the whole split");
   add_named_option<int64_t>(evaluate, "--accuracy-limit", v, "accuracy_limit", "examples for accuracy (0 = the whole split, default)");
   add_named_option<double>(evaluate, "--time-limit", v, "time_limit", "post-hoc searches: seconds per example before a time-out (default 10)");
   add_named_option<int>(evaluate, "--samples", v, "samples", "probabilistic faithfulness: random fills per subset (default 20)");

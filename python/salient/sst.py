@@ -22,7 +22,8 @@ def train(train, dev, out, masking="baseline", **options):
     baseline, probabilistic or robust; options arch, init, vocab, hidden_size, layers, heads,
     intermediate_size, max_length, windows (texts read whole, as windows), max_windows (at most N
     windows through the model at once, gradients summed over a batch's parts), dropout, hidden, lambda_, xi, tau, straight_through, epsilon,
-    pgd_step, pgd_steps, noise ("sax", the authors' fill, or "domain"), epochs, patience, batch_size, lr, weight_decay, limit, seed, max_minutes,
+    pgd_step, pgd_steps, noise ("sax", the authors' fill, or "domain"), epochs, patience, batch_size, lr, weight_decay, limit,
+    limit_random (the limit's examples drawn at random with the seed), seed, max_minutes,
     resume, data_dir. Writes the best epoch to ``out``; returns best_epoch, train_seconds and the
     per-epoch history (validation loss, accuracy, faithfulness, subset size)."""
     options["masking"] = masking
@@ -31,8 +32,8 @@ def train(train, dev, out, masking="baseline", **options):
 
 def evaluate(data, out, **options):
     """SST against the post-hoc searches (``salient sst evaluate``): options model (the SST model),
-    standard (the standard model for sis, anchors, gradient), methods (list), limit,
-    accuracy_limit, time_limit, samples, ranking, ig_steps, precision, beam, max_length, windows, views,
+    standard (the standard model for sis, anchors, gradient), methods (list), limit, limit_random
+    (the examples explained drawn at random with the seed), accuracy_limit, time_limit, samples, ranking, ig_steps, precision, beam, max_length, windows, views,
     seed, epsilon, pgd_step, pgd_steps, noise, sis_criterion, sis_threshold, data_dir. Writes table.md/csv/json and report.html to
     ``out`` (resumable); returns one row per method: accuracy, subset size, seconds, time-outs
     and the three faithfulness rates, as a pandas DataFrame when pandas is installed."""

@@ -37,6 +37,40 @@ FeatureBatch SstData::batch(int64_t begin, int64_t end) const {
   return batch(rows);
 }
 
+SstData select_rows(const SstData& d, const std::vector<int64_t>& rows) {
+  SstData out;
+  out.spec = d.spec;
+  out.modality = d.modality;
+  out.label_names = d.label_names;
+  out.image_shape = d.image_shape;
+  out.pad_id = d.pad_id;
+  const torch::Tensor index = torch::tensor(rows, torch::kInt64);
+  out.labels = d.labels.index_select(0, index);
+  if (d.images.defined()) out.images = d.images.index_select(0, index);
+  for (int64_t r : rows) {
+    if (d.modality != "text") continue;
+    out.encodings.push_back(d.encodings.at(r));
+    out.texts.push_back(d.texts.at(r));
+    out.ids.push_back(d.ids.at(r));
+    out.is_feature.push_back(d.is_feature.at(r));
+  }
+  return out;
+}
+
+std::vector<int64_t> sample_first_order(int64_t n, int64_t count, uint64_t seed) {
+  std::vector<int64_t> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<int64_t> drawn = all;
+  std::shuffle(drawn.begin(), drawn.end(), std::mt19937_64(seed * 6364136223846793005ULL + 1442695040888963407ULL));
+  drawn.resize(std::min(n, std::max<int64_t>(count, 0)));
+  std::sort(drawn.begin(), drawn.end());
+  std::vector<bool> taken(n, false);
+  for (int64_t r : drawn) taken[r] = true;
+  for (int64_t r : all)
+    if (!taken[r]) drawn.push_back(r);
+  return drawn;
+}
+
 SstData load_image_data(const std::string& spec, const std::string& data_dir, int64_t limit) {
   ImageData images = load_image_dataset(spec, data_dir, limit);
   SstData d;

@@ -38,6 +38,13 @@ struct SstData {
 SstData load_image_data(const std::string& spec, const std::string& data_dir, int64_t limit = 0);
 SstData load_text_data(const std::string& spec, const std::string& data_dir, const Classifier& clf,
                        int64_t max_length, int64_t limit = 0, bool windows = false);
+// The rows of `d` in the order of `rows`.
+SstData select_rows(const SstData& d, const std::vector<int64_t>& rows);
+// An order of n rows: `count` of them drawn at random with `seed`, in the data's order, then the
+// others in the data's order (--limit-random: data sorted by class, as ERASER's splits are, gives
+// one class in its first rows).
+std::vector<int64_t> sample_first_order(int64_t n, int64_t count, uint64_t seed);
+
 // Either, by the spec (a text spec needs a text model).
 SstData load_sst_data(const std::string& spec, const std::string& data_dir, const SstModel& model,
                       int64_t max_length = 0, int64_t limit = 0, bool windows = false);

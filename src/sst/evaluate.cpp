@@ -54,6 +54,8 @@ void SstEvalOptions::validate() const {
   }
   if (limit < 1) fail("--limit: must be at least 1, got {}", limit);
   if (accuracy_limit < 0) fail("--accuracy-limit: must be ≥ 0, got {}", accuracy_limit);
+  if (limit_random && accuracy_limit > 0)
+    fail("--limit-random: accuracy is then over the whole split; not with --accuracy-limit");
   if (samples < 1) fail("--samples: must be at least 1, got {}", samples);
   if (views < 0) fail("--views: must be ≥ 0, got {}", views);
   if (data.empty()) fail("--data: a dataset spec is needed");
@@ -114,6 +116,9 @@ ModelAndData load_for_eval(const std::string& dir, const SstEvalOptions& o) {
   m.loaded.model->set_training(false);
   const int64_t need = o.accuracy_limit > 0 ? o.accuracy_limit : 0;
   m.data = load_sst_data(o.data, o.data_dir, *m.loaded.model, o.max_length, need > 0 ? std::max(need, o.limit) : 0, o.windows);
+  // --limit-random: the explained examples (the first `limit` rows) drawn at random; accuracy is
+  // over the whole split either way.
+  if (o.limit_random) m.data = select_rows(m.data, sample_first_order(m.data.size(), o.limit, o.seed));
   if (m.loaded.model->modality() == "text") m.vocab = ordinary_token_ids(text_classifier(*m.loaded.model).tokenizer);
   const int64_t n_acc = need > 0 ? std::min(need, m.data.size()) : m.data.size();
   std::vector<int64_t> pred = predict(*m.loaded.model, m.data, n_acc);
@@ -177,6 +182,7 @@ std::vector<SstEvalRow> evaluate_sst(const SstEvalOptions& o) {
                                           {"sis_criterion", o.search.sis_criterion}}},
                               {"fill", o.fill.to_json()}};
   if (o.windows) run["windows"] = true;  // only when set: run.json of earlier runs stays valid
+  if (o.limit_random) run["limit_random"] = true;
   if (o.search.sis_criterion == "threshold") run["search"]["sis_threshold"] = o.search.sis_threshold;
   const std::string run_path = join_path(o.out_dir, "run.json");
   if (file_exists(run_path)) {

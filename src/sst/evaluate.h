@@ -23,6 +23,7 @@ struct SstEvalOptions {
   std::string data, data_dir, out_dir;
   std::vector<std::string> methods = {"sst", "sis", "anchors", "gradient"};
   int64_t limit = 100;           // examples explained (the first of the split)
+  bool limit_random = false;     // the explained examples drawn at random with `seed` (in the split's order)
   int64_t accuracy_limit = 0;    // examples for accuracy (0 = the whole split)
   int64_t max_length = 0;        // text: tokens (0 = the model's)
   bool windows = false;          // text: every text read whole, as windows of the encoder's positions

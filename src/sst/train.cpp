@@ -38,6 +38,7 @@ void SstTrainOptions::validate() const {
   if (!(lr > 0) || !std::isfinite(lr)) fail("--lr: must be positive, got {}", lr);
   if (weight_decay < 0) fail("--weight-decay: must be ≥ 0, got {}", weight_decay);
   if (limit < 0) fail("--limit: must be ≥ 0, got {}", limit);
+  if (limit_random && limit == 0) fail("--limit-random: draws --limit N examples; give --limit");
   if (train_data.empty()) fail("--train: a dataset spec is needed");
   if (dev_data.empty()) fail("--dev: a dataset spec is needed");
   if (output_dir.empty()) fail("--out: an output directory is needed");
@@ -224,7 +225,7 @@ nlohmann::json settings_json(const SstTrainOptions& o, const SstTrainResult& r) 
           {"training", {{"train", o.train_data}, {"dev", o.dev_data}, {"epochs", o.epochs}, {"patience", o.patience},
                         {"batch_size", o.batch_size}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
                         {"limit", o.limit}, {"seed", o.seed}, {"max_length", o.max_length}, {"windows", o.windows},
-                        {"max_windows", o.max_windows}, {"init_model", o.init_model}}},
+                        {"max_windows", o.max_windows}, {"limit_random", o.limit_random}, {"init_model", o.init_model}}},
           {"history", history}, {"best_epoch", r.best_epoch}, {"train_seconds", r.train_seconds}};
 }
 
@@ -244,8 +245,10 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
 
   std::unique_ptr<SstModel> model;
   SstData train, dev;
+  // --limit-random: every example read, then N drawn; else the first N read.
+  const int64_t read_limit = o.limit_random ? 0 : o.limit;
   if (image) {
-    train = load_image_data(o.train_data, o.data_dir, o.limit);
+    train = load_image_data(o.train_data, o.data_dir, read_limit);
     dev = load_image_data(o.dev_data, o.data_dir);
     model = resuming ? load_sst_model(last_dir).model : initial_model(o, &train, {});
   } else {
@@ -254,8 +257,13 @@ SstTrainResult train_sst(const SstTrainOptions& o) {
     model = resuming ? load_sst_model(last_dir).model : initial_model(o, nullptr, labels);
     const Classifier& clf = text_classifier(*model);
     const int64_t max_len = std::min<int64_t>(o.max_length, clf.model.config().max_tokens());
-    train = load_text_data(o.train_data, o.data_dir, clf, max_len, o.limit, o.windows);
+    train = load_text_data(o.train_data, o.data_dir, clf, max_len, read_limit, o.windows);
     dev = load_text_data(o.dev_data, o.data_dir, clf, max_len, 0, o.windows);
+  }
+  if (o.limit_random) {
+    std::vector<int64_t> rows = sample_first_order(train.size(), o.limit, o.seed);
+    rows.resize(std::min(o.limit, train.size()));
+    train = select_rows(train, rows);
   }
   if (train.label_names.size() != static_cast<size_t>(model->num_classes()))
     fail("--train: '{}' has {} labels, the model {}", o.train_data, train.label_names.size(), model->num_classes());

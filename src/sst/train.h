@@ -74,6 +74,7 @@ struct SstTrainOptions {
   int64_t batch_size = 64;
   double lr = 1e-3, weight_decay = 0.0;
   int64_t limit = 0;  // first N training examples (0 = all)
+  bool limit_random = false;  // the limit's N drawn at random with `seed` (kept in the data's order)
   uint64_t seed = 13;
   bool resume = false;
   double max_minutes = 0;
