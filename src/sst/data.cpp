@@ -47,8 +47,8 @@ SstData select_rows(const SstData& d, const std::vector<int64_t>& rows) {
   const torch::Tensor index = torch::tensor(rows, torch::kInt64);
   out.labels = d.labels.index_select(0, index);
   if (d.images.defined()) out.images = d.images.index_select(0, index);
+  if (d.modality != "text") return out;
   for (int64_t r : rows) {
-    if (d.modality != "text") continue;
     out.encodings.push_back(d.encodings.at(r));
     out.texts.push_back(d.texts.at(r));
     out.ids.push_back(d.ids.at(r));
@@ -58,16 +58,12 @@ SstData select_rows(const SstData& d, const std::vector<int64_t>& rows) {
 }
 
 std::vector<int64_t> sample_first_order(int64_t n, int64_t count, uint64_t seed) {
-  std::vector<int64_t> all(n);
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<int64_t> drawn = all;
+  std::vector<int64_t> drawn(n);
+  std::iota(drawn.begin(), drawn.end(), 0);
   std::shuffle(drawn.begin(), drawn.end(), std::mt19937_64(seed * 6364136223846793005ULL + 1442695040888963407ULL));
-  drawn.resize(std::min(n, std::max<int64_t>(count, 0)));
-  std::sort(drawn.begin(), drawn.end());
-  std::vector<bool> taken(n, false);
-  for (int64_t r : drawn) taken[r] = true;
-  for (int64_t r : all)
-    if (!taken[r]) drawn.push_back(r);
+  const auto k = std::min(n, std::max<int64_t>(count, 0));
+  std::sort(drawn.begin(), drawn.begin() + k);  // the sample, then the others, each in the data's order
+  std::sort(drawn.begin() + k, drawn.end());
   return drawn;
 }
 
