@@ -21,11 +21,16 @@ void add_serve_commands(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--max-seconds", o.limits.max_seconds,
                   "per request: methods not started within this time are refused (a running method finishes)");
   commands.push_back({cmd, [] {
+#ifdef SALIENT_NO_SERVE
+                        fail("serve: this salient was built without the HTTP server (cmake -DSALIENT_SERVE=OFF; "
+                             "it needs cpp-httplib)");
+#else
                         serve::run_server(o, [](int port) {
                           // Printed even with --quiet: scripts and tests read the port from it.
                           std::cout << fmt::format("salient serve: listening on http://{}:{}/ (Ctrl-C stops)", o.host, port)
                                     << std::endl;
                         });
+#endif
                       }});
 }
 
