@@ -12,6 +12,13 @@ if [ -n "${SALIENT_DEBS:-}" ]; then
   DEPS=${SALIENT_DEPS_PREFIX:-/opt/salient-deps}
   mkdir -p "$DEPS"
   for f in "$SALIENT_DEBS"/*.deb; do dpkg -x "$f" "$DEPS"; done
+  # A -dev package's libX.so can point at an absolute path of its runtime package (Debian's
+  # zlib1g-dev: /lib/x86_64-linux-gnu/libz.so.1.2.13): point a dangling one at this machine's libX.so.N.
+  while IFS= read -r link; do
+    [ -e "$link" ] && continue
+    own=$(ldconfig -p | awk -v n="$(basename "$link")." 'index($1, n) == 1 { print $NF; exit }')
+    [ -n "$own" ] && ln -sfn "$own" "$link"
+  done < <(find "$DEPS" -type l -name 'lib*.so')
   PREFIXES="$PREFIXES;$DEPS/usr"
 fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALIENT_CUDA=ON \

@@ -7,6 +7,8 @@
 #        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's,
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
 #        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
+#        PARALLEL=1 runs one `smat study` process per seed instead, into the same study folder, then
+#        the report (several processes on one GPU where there is no MPI: scripts/gpu_smat_study.sh);
 #        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder (lr TEACHER_LR, default
 #        2e-4, dropout 0.1) instead of the quickstart shape from scratch; TEACHER_EPOCHS (3) and
 #        TEACHER_MINUTES (15) bound its training;
@@ -44,6 +46,25 @@ fi
 # 3. The study (the paper's student settings are salient's defaults).
 INIT=()
 [ -n "${STUDENT_INIT:-}" ] && INIT=(--student-init "$STUDENT_INIT")
-# shellcheck disable=SC2086  # MPI is a command prefix: split into its words
-${MPI:-} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
-  --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" -o "${STUDY:-$OUT/study}" "$@"
+study() {  # seeds, then extra `smat study` options
+  local seeds=$1; shift
+  # shellcheck disable=SC2086  # MPI is a command prefix: split into its words
+  ${MPI:-} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
+    --sizes "$SIZES" --seeds "$seeds" --explainers "$EXPLAINERS" -o "${STUDY:-$OUT/study}" "$@"
+}
+if [ -n "${PARALLEL:-}" ] && [ "$PARALLEL" != 0 ]; then
+  [ -z "${MPI:-}" ] || { echo "PARALLEL and MPI: give one or the other" >&2; exit 2; }
+  # Each process lists only its seed's pending runs and writes only their files (study.json holds no
+  # seeds), so the processes never write the same run; the report is made once all have finished.
+  pids=()
+  for seed in ${SEEDS//,/ }; do
+    study "$seed" "$@" > "${STUDY:-$OUT/study}.seed$seed.log" 2>&1 &
+    pids+=($!)
+  done
+  rc=0
+  for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+  [ $rc -eq 0 ] || { echo "a seed's study failed (rc $rc): ${STUDY:-$OUT/study}.seed*.log" >&2; exit $rc; }
+  "$BIN" --quiet smat report --study "${STUDY:-$OUT/study}"
+else
+  study "$SEEDS" "$@"
+fi
