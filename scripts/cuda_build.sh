@@ -16,7 +16,8 @@ if [ -n "${SALIENT_DEBS:-}" ]; then
   # zlib1g-dev: /lib/x86_64-linux-gnu/libz.so.1.2.13): point a dangling one at this machine's libX.so.N.
   while IFS= read -r link; do
     [ -e "$link" ] && continue
-    own=$(ldconfig -p | awk -v n="$(basename "$link")." 'index($1, n) == 1 { print $NF; exit }')
+    # (awk reads to the end: an early exit would kill ldconfig with SIGPIPE, and pipefail the script)
+    own=$(ldconfig -p | awk -v n="$(basename "$link")." '!found && index($1, n) == 1 { print $NF; found = 1 }')
     [ -n "$own" ] && ln -sfn "$own" "$link"
   done < <(find "$DEPS" -type l -name 'lib*.so')
   PREFIXES="$PREFIXES;$DEPS/usr"

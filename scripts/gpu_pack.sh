@@ -35,7 +35,9 @@ for name, t in header.items():
     blob = data[b:e]
     dtype = t["dtype"]
     if dtype == "F32":
-        blob = np.frombuffer(blob, dtype="<f4").astype("<f2").tobytes()
+        half = np.frombuffer(blob, dtype="<f4").astype("<f2")
+        assert np.isfinite(half).all(), f"{name}: beyond float16's range"
+        blob = half.tobytes()
         dtype = "F16"
     out_header[name] = {"dtype": dtype, "shape": t["shape"], "data_offsets": [offset, offset + len(blob)]}
     chunks.append(blob)

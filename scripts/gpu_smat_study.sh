@@ -3,13 +3,15 @@
 # machine of the device tool, in one call: the CLI built against that machine's CUDA PyTorch
 # (scripts/cuda_build.sh without the web server, tests, benchmarks, Python or MPI), the teacher
 # fine-tuned there, a one-run smoke test of the student loop on the GPU, then the student runs of
-# SIZES (default 500), one process per seed sharing the GPU (PARALLEL=1). At BUDGET seconds from the
-# start (default 500) the study is stopped: finished runs are kept, runs under way are lost. The
-# study folder (runs, report, the teacher's records; not its 90 MB of weights) comes back in $OUT.
-# A later call starts again with a new teacher, so each call should finish the sizes it starts.
+# SIZES (default 500), one process per seed sharing the GPU (PARALLEL=1). Every step after the build
+# stops at BUDGET seconds from the start (default 500; the teacher's training at TEACHER_MINUTES,
+# default 4): finished runs are kept, runs under way are lost. The study folder (runs, report, the
+# teacher's records; not its 90 MB of weights) comes back in $OUT, as runs/smat-minilm-gpu (apart
+# from the CPU study's runs/smat-minilm: another teacher). A later call trains a new teacher, so
+# each call should finish the sizes it starts.
 #   here:   scripts/gpu_pack.sh                       (→ .gpu/: .debs, the encoder in float16, SST-2)
 #   there:  run(command="scripts/gpu_smat_study.sh", carry=[".gpu"], timeout_s=600)
-#   back:   tar xzf .../smat-minilm.tar.gz && build/salient smat report --study runs/smat-minilm/study
+#   back:   tar xzf .../smat-minilm-gpu.tar.gz && build/salient smat report --study runs/smat-minilm-gpu/study
 # A dry run of the same steps on this machine's CPU build (no build, a tiny study):
 #   OUT=/tmp/gpu-out BIN=build/salient SALIENT_DEVICE=cpu STUDY_DIR=/tmp/gpu-dry TEACHER=/tmp/gpu-dry-teacher \
 #     TEACHER_MINUTES=1 SIZES=40 SEEDS=0,9 scripts/gpu_smat_study.sh --max-epochs 1 --test-size 40 --valid-size 40
@@ -18,15 +20,23 @@ cd "$(dirname "$0")/.."
 : "${OUT:?OUT: the folder whose files come back (the device tool sets it)}"
 START=$SECONDS
 BUDGET=${BUDGET:-500}
-STUDY_DIR=${STUDY_DIR:-runs/smat-minilm}
+STUDY_DIR=${STUDY_DIR:-runs/smat-minilm-gpu}
 TEACHER=${TEACHER:-models/smat-teacher-minilm}
 export SALIENT_DEVICE=${SALIENT_DEVICE:-cuda}
 exec > >(tee "$OUT/log.txt") 2>&1
+TEE=$!
 stamp() { echo "[$((SECONDS - START)) s] $*"; }
-pack() { tar czf "$OUT/smat-minilm.tar.gz" "$STUDY_DIR"; stamp "packed $(du -h "$OUT/smat-minilm.tar.gz" | cut -f1)"; }
+left() { echo $((BUDGET - (SECONDS - START))); }
+pack() {  # at exit, whatever happened: the study folder, then the log written out in full
+  if [ -d "$STUDY_DIR" ]; then
+    tar czf "$OUT/smat-minilm-gpu.tar.gz" "$STUDY_DIR" && stamp "packed $(du -h "$OUT/smat-minilm-gpu.tar.gz" | cut -f1)"
+  fi
+  exec >&- 2>&-
+  wait "$TEE" 2> /dev/null || true
+}
 trap pack EXIT
 [ -d .gpu/all-minilm-l6-v2 ] || { echo ".gpu/ not carried: make it with scripts/gpu_pack.sh, carry [\".gpu\"]"; exit 2; }
-command -v nvidia-smi > /dev/null && nvidia-smi -L
+nvidia-smi -L || true
 # 1. The CLI (BIN given: a build already made, as in the dry run).
 if [ -z "${BIN:-}" ]; then
   SALIENT_DEBS=$PWD/.gpu/debs SALIENT_TARGETS=salient scripts/cuda_build.sh -DSALIENT_SERVE=OFF -DSALIENT_BUILD_TESTS=OFF \
@@ -35,7 +45,7 @@ if [ -z "${BIN:-}" ]; then
   BIN=build-cuda/salient
   stamp "built"
 fi
-"$BIN" info | head -4
+"$BIN" info | sed -n 1,4p
 # 2. The encoder (float16 weights, read into float32) where the study scripts look for it, the data.
 mkdir -p models/pretrained
 [ -f models/pretrained/all-minilm-l6-v2/model.safetensors ] || cp -r .gpu/all-minilm-l6-v2 models/pretrained/
@@ -43,18 +53,18 @@ export SALIENT_SHARED=$PWD/.gpu/shared
 mkdir -p "$STUDY_DIR"
 # 3. The split, the teacher, and one SMaT run (n = 32, one epoch: a smoke test of the student loop
 #    and the meta step on the device) in a study folder of its own.
-common=(BIN="$BIN" THREADS="${THREADS:-2}" OUT="$STUDY_DIR" TEACHER="$TEACHER" TEACHER_MINUTES="${TEACHER_MINUTES:-120}")
+common=(BIN="$BIN" THREADS="${THREADS:-2}" OUT="$STUDY_DIR" TEACHER="$TEACHER" TEACHER_MINUTES="${TEACHER_MINUTES:-4}")
 env "${common[@]}" STUDY="$STUDY_DIR/smoke" SIZES=32 SEEDS=0 EXPLAINERS=smat \
-  scripts/smat_pretrained_study.sh --max-epochs 1 --test-size 32 --valid-size 32 > "$OUT/smoke.log" 2>&1 ||
+  timeout --kill-after=10 "$(left)" scripts/smat_pretrained_study.sh --max-epochs 1 --test-size 32 --valid-size 32 > "$OUT/smoke.log" 2>&1 ||
   { tail -30 "$OUT/smoke.log"; exit 1; }
 stamp "teacher: $(cat "$STUDY_DIR/teacher_test.json")"
 stamp "smoke (n = 32, 1 epoch): $(grep '^| smat |' "$OUT/smoke.log"); $(grep '^Cost' "$OUT/smoke.log")"
 # 4. The study, one process per seed, until BUDGET.
-left=$((BUDGET - (SECONDS - START)))
-[ $left -gt 30 ] || { stamp "no time left for the study"; exit 0; }
+left=$(left)
+[ "$left" -gt 30 ] || { stamp "no time left for the study"; exit 0; }
 stamp "study: SIZES=${SIZES:-500} SEEDS=${SEEDS:-0,9,11,30,69}, $left s"
 rc=0
 env "${common[@]}" SIZES="${SIZES:-500}" SEEDS="${SEEDS:-0,9,11,30,69}" PARALLEL=1 \
   timeout --kill-after=10 "$left" scripts/smat_pretrained_study.sh "$@" || rc=$?
-stamp "study rc $rc: $(ls "$STUDY_DIR/study/runs" 2> /dev/null | wc -l) runs finished"
+stamp "study rc $rc: $(find "$STUDY_DIR/study/runs" -name '*.json' 2> /dev/null | wc -l) runs finished"
 [ $rc -eq 124 ] && "$BIN" --quiet smat report --study "$STUDY_DIR/study" > /dev/null || true
