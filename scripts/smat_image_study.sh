@@ -5,8 +5,11 @@
 # (2,700 / 5,400 / 10,800), validated on 500 images of fashion-mnist:val (held out from the
 # teacher's training) and tested on 2,000 of fashion-mnist:test (never seen by the teacher).
 # Students: AdamW lr 1e-3 (SGD at the paper's 5e-3 barely moves from-scratch students: docs/smat.md),
-# at most 6 epochs (the study's hour on 2 cores). Resumable: rerun with the same options.
-# Usage: scripts/smat_image_study.sh [extra smat study options]   (env: SEEDS, EXPLAINERS, THREADS, OUT, BIN)
+# each trained until its validation simulability has not improved for 5 epochs (the authors' rule
+# and patience for images), at most MAX_EPOCHS (default 100). MAX_EPOCHS=6 OUT=runs/smat-image-6ep:
+# the earlier cap of 6 epochs, under which most students were still improving. Resumable: rerun
+# with the same options.
+# Usage: scripts/smat_image_study.sh [extra smat study options]   (env: SEEDS, EXPLAINERS, THREADS, OUT, BIN, MAX_EPOCHS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -24,7 +27,7 @@ fi
 "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool fashion-mnist:train \
   --test-pool fashion-mnist:test --valid-pool fashion-mnist:val --test-size 2000 --valid-size 500 \
   --sizes "$SIZES" --seeds "$SEEDS" --explainers "$EXPLAINERS" \
-  --optimizer adamw --lr 1e-3 --max-epochs 6 -o "$OUT/study" "$@"
+  --optimizer adamw --lr 1e-3 --max-epochs "${MAX_EPOCHS:-100}" -o "$OUT/study" "$@"
 # Patch overlays of the teacher's learned explainers (seed 0, each size) on the first test images.
 IFS=, read -ra sizes <<< "$SIZES"
 for n in "${sizes[@]}"; do
