@@ -7,8 +7,9 @@
 # stops at BUDGET seconds from the start (default 500; the teacher's training at TEACHER_MINUTES,
 # default 4): finished runs are kept, runs under way are lost. The study folder (runs, report, the
 # teacher's records; not its 90 MB of weights) comes back in $OUT, as runs/smat-minilm-gpu (apart
-# from the CPU study's runs/smat-minilm: another teacher). A later call trains a new teacher, so
-# each call should finish the sizes it starts.
+# from the CPU study's runs/smat-minilm: another teacher). A second call while the machine is still
+# warm continues: the build, the teacher and the finished runs are still there (ignored paths are
+# kept between calls); on a fresh machine a new teacher is trained, so finish a size on one machine.
 #   here:   scripts/gpu_pack.sh                       (→ .gpu/: .debs, the encoder in float16, SST-2)
 #   there:  run(command="scripts/gpu_smat_study.sh", carry=[".gpu"], timeout_s=600)
 #   back:   tar xzf .../smat-minilm-gpu.tar.gz && build/salient smat report --study runs/smat-minilm-gpu/study
@@ -51,6 +52,7 @@ mkdir -p models/pretrained
 [ -f models/pretrained/all-minilm-l6-v2/model.safetensors ] || cp -r .gpu/all-minilm-l6-v2 models/pretrained/
 export SALIENT_SHARED=$PWD/.gpu/shared
 mkdir -p "$STUDY_DIR"
+[ "$(left)" -gt 60 ] || { stamp "the build left no time within BUDGET=$BUDGET"; exit 1; }
 # 3. The split, the teacher, and one SMaT run (n = 32, one epoch: a smoke test of the student loop
 #    and the meta step on the device) in a study folder of its own.
 common=(BIN="$BIN" THREADS="${THREADS:-2}" OUT="$STUDY_DIR" TEACHER="$TEACHER" TEACHER_MINUTES="${TEACHER_MINUTES:-4}")
