@@ -62,11 +62,11 @@ env "${common[@]}" STUDY="$STUDY_DIR/smoke" SIZES=32 SEEDS=0 EXPLAINERS=smat \
 stamp "teacher: $(cat "$STUDY_DIR/teacher_test.json")"
 stamp "smoke (n = 32, 1 epoch): $(grep '^| smat |' "$OUT/smoke.log"); $(grep '^Cost' "$OUT/smoke.log")"
 # 4. The study, one process per seed, until BUDGET.
-left=$(left)
-[ "$left" -gt 30 ] || { stamp "no time left for the study"; exit 0; }
-stamp "study: SIZES=${SIZES:-500} SEEDS=${SEEDS:-0,9,11,30,69}, $left s"
+remaining=$(left)
+[ "$remaining" -gt 30 ] || { stamp "no time left for the study"; exit 0; }
+stamp "study: SIZES=${SIZES:-500} SEEDS=${SEEDS:-0,9,11,30,69}, $remaining s"
 rc=0
 env "${common[@]}" SIZES="${SIZES:-500}" SEEDS="${SEEDS:-0,9,11,30,69}" PARALLEL=1 \
-  timeout --kill-after=10 "$left" scripts/smat_pretrained_study.sh "$@" || rc=$?
+  timeout --kill-after=10 "$remaining" scripts/smat_pretrained_study.sh "$@" || rc=$?
 stamp "study rc $rc: $(find "$STUDY_DIR/study/runs" -name '*.json' 2> /dev/null | wc -l) runs finished"
 [ $rc -eq 124 ] && "$BIN" --quiet smat report --study "$STUDY_DIR/study" > /dev/null || true

@@ -46,11 +46,12 @@ fi
 # 3. The study (the paper's student settings are salient's defaults).
 INIT=()
 [ -n "${STUDENT_INIT:-}" ] && INIT=(--student-init "$STUDENT_INIT")
+STUDY=${STUDY:-$OUT/study}
 study() {  # seeds, then extra `smat study` options
   local seeds=$1; shift
   # shellcheck disable=SC2086  # MPI is a command prefix: split into its words
   ${MPI:-} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
-    --sizes "$SIZES" --seeds "$seeds" --explainers "$EXPLAINERS" -o "${STUDY:-$OUT/study}" "$@"
+    --sizes "$SIZES" --seeds "$seeds" --explainers "$EXPLAINERS" -o "$STUDY" "$@"
 }
 if [ -n "${PARALLEL:-}" ] && [ "$PARALLEL" != 0 ]; then
   [ -z "${MPI:-}" ] || { echo "PARALLEL and MPI: give one or the other" >&2; exit 2; }
@@ -58,13 +59,13 @@ if [ -n "${PARALLEL:-}" ] && [ "$PARALLEL" != 0 ]; then
   # seeds), so the processes never write the same run; the report is made once all have finished.
   pids=()
   for seed in ${SEEDS//,/ }; do
-    study "$seed" "$@" > "${STUDY:-$OUT/study}.seed$seed.log" 2>&1 &
+    study "$seed" "$@" > "$STUDY.seed$seed.log" 2>&1 &
     pids+=($!)
   done
   rc=0
   for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-  [ $rc -eq 0 ] || { echo "a seed's study failed (rc $rc): ${STUDY:-$OUT/study}.seed*.log" >&2; exit $rc; }
-  "$BIN" --quiet smat report --study "${STUDY:-$OUT/study}"
+  [ $rc -eq 0 ] || { echo "a seed's study failed (rc $rc): $STUDY.seed*.log" >&2; exit $rc; }
+  "$BIN" --quiet smat report --study "$STUDY"
 else
   study "$SEEDS" "$@"
 fi
