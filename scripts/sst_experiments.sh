@@ -211,10 +211,11 @@ for t in "${tasks[@]}"; do
       # 1 epoch, batch ERASER_BATCH (default 8, not the paper's 32: 13 steps of 32 left the standard
       # model at chance at each of the paper's three rates, train loss 0.69, validation 50.0%; 50
       # steps of 8 cost the same: seed 13 then learns at 5e-5 only, 73.0%). Each batch goes through
-      # the model ERASER_MAX_WINDOWS windows at a time, its gradient summed over the parts (--max-windows: whole, a batch of 8
-      # reviews took over 20 GiB and was killed here; at 8 windows a training's peak is ~9 GiB, so
-      # JOBS=2 fits in 24). The 30 test reviews explained are drawn at random too (test is sorted
-      # by class as well). A standard model took 11–26 min at one thread beside other trainings
+      # the model ERASER_MAX_WINDOWS windows at a time, its gradient summed over the parts
+      # (--max-windows: whole, a batch of 8 reviews took over 20 GiB and was killed here; at 8
+      # windows a training's peak is ~9 GiB, so JOBS=2 fits in 24). The 30 test reviews explained
+      # are drawn at random too (test is sorted by class as well). A standard model took 11–26 min
+      # at one thread beside other trainings
       text_paper eraser-paper "${t#eraser-paper}" "--train eraser:train --dev eraser:val --windows --max-windows ${ERASER_MAX_WINDOWS:-8} --limit ${ERASER_LIMIT:-400} --limit-random --epochs 1 --patience 1 --batch-size ${ERASER_BATCH:-8}" eraser:test 30 10 "--windows --limit-random" ;;
     mnist)  # the paper's MLP; 7,200 train / 800 val / 2,000 test of the 10,000 MNIST test images
       NOISE=domain
