@@ -666,6 +666,33 @@ TEST(SstCli, TrainExplainEvaluateOnMnist) {
                         "other settings (search;");
 }
 
+// Long studies are resumed after a kill (scripts/sst_experiments.sh): a training stopped after its
+// first epoch and resumed ends with the model and history of one that ran straight through (the
+// shuffle, the fills and the attack's start are seeded per epoch; the optimizer state is saved).
+TEST(SstCli, InterruptedTrainingResumesToTheSameModel) {
+  SALIENT_REQUIRE_SHARED(shared_path("data/mnist/t10k-images-idx3-ubyte.gz"));
+  const std::string straight = tmp_dir("straight"), resumed = tmp_dir("resumed");
+  const std::string args = "sst train --train mnist:train --dev mnist:val --limit 200 --epochs 3 --patience 3 "
+                           "--masking robust --pgd-steps 2 --xi 1e-3 --seed 5 -o ";
+  auto r = run_salient(args + straight);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_salient(args + resumed + " --max-minutes 1e-9");  // stops once its first epoch is saved
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(parse_json_file(join_path(resumed, "last/trainer_state.json"))["epoch"], 1);
+  r = run_salient(args + resumed + " --resume");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming"), std::string::npos) << r.err;
+  for (const char* f : {"model.safetensors", "last/model.safetensors"})
+    EXPECT_EQ(read_file(join_path(straight, f)), read_file(join_path(resumed, f))) << f;
+  const auto a = parse_json_file(join_path(straight, "sst.json")), b = parse_json_file(join_path(resumed, "sst.json"));
+  EXPECT_EQ(a["best_epoch"], b["best_epoch"]);
+  ASSERT_EQ(a["history"].size(), 3u);
+  ASSERT_EQ(b["history"].size(), 3u);
+  for (size_t e = 0; e < 3; ++e)
+    for (const char* k : {"train_loss", "val_loss", "val_accuracy", "val_faithfulness", "val_size"})
+      EXPECT_EQ(a["history"][e][k], b["history"][e][k]) << "epoch " << e + 1 << " " << k;
+}
+
 TEST(SstCli, BadValuesAreOneLineErrors) {
   const std::string out = tmp_dir("bad");
   const std::string base = "sst train --train mnist:train --dev mnist:val -o " + out + " ";
