@@ -2,7 +2,7 @@
 # The SST experiments behind docs/sst.md: a standard model, the ξ/λ sweep of SST models with the
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
-# Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [JOBS=N] [TEXT_LIMIT=4000]
+# Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [JOBS=N] [TEXT_LIMIT=4000] [MASKINGS=robust]
 #        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper[-ft]|sst2-paper[-robust|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
@@ -12,6 +12,11 @@ SHARED=${SALIENT_SHARED:-$(cd .. && pwd)/shared}
 export SALIENT_SHARED=$SHARED
 THREADS=${THREADS:-2}
 [[ ${JOBS:-1} =~ ^[1-9][0-9]*$ ]] || { echo "JOBS: '$JOBS' is not a positive number of trainings at a time" >&2; exit 2; }
+# MASKINGS: only these masking kinds' sweeps (e.g. one kind's grid in a session of its own); the
+# selection and the comparison then cover the kinds trained
+for m in ${MASKINGS:-}; do
+  case $m in baseline|probabilistic|robust) ;; *) echo "MASKINGS: '$m' is not baseline, probabilistic or robust" >&2; exit 2 ;; esac
+done
 S=("$BIN" --threads "$THREADS" --quiet sst)
 # MPI="mpirun -np 4": the evaluations run sharded (docs/distributed.md); the trainings stay one process.
 read -r -a MPI_PREFIX <<< "${MPI:-}"
@@ -51,11 +56,13 @@ train_all() {
 sweep() {
   local dir=$1 common=$2 kinds=$3 hard=$4 ste=$5 lambdas=$6 runs=()
   for kind in $kinds; do
+    [ -z "${MASKINGS:-}" ] || [[ " $MASKINGS " == *" $kind "* ]] || continue
     for xi in $hard; do runs+=("$dir/sweep/$kind-hard-xi$xi $common --masking $kind --xi $xi"); done
     for xi in $ste; do for l in $lambdas; do
       runs+=("$dir/sweep/$kind-ste-xi$xi-l$l $common --masking $kind --xi $xi --lambda $l --straight-through")
     done; done
   done
+  [ ${#runs[@]} -gt 0 ] || return 0  # MASKINGS left none of this sweep's kinds
   train_all "${runs[@]}"
   python3 scripts/sst_select.py "$dir/standard" $(ls -d "$dir"/sweep/*/ | sed 's:/$::') > "$dir/selection.json"
 }
