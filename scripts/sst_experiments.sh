@@ -13,9 +13,12 @@ export SALIENT_SHARED=$SHARED
 THREADS=${THREADS:-2}
 [[ ${JOBS:-1} =~ ^[1-9][0-9]*$ ]] || { echo "JOBS: '$JOBS' is not a positive number of trainings at a time" >&2; exit 2; }
 # MASKINGS: only these masking kinds' sweeps (e.g. one kind's grid in a session of its own); the
-# selection and the comparison then cover the kinds trained
+# selection and the comparison cover the runs the folder holds
 for m in ${MASKINGS:-}; do
-  case $m in baseline|probabilistic|robust) ;; *) echo "MASKINGS: '$m' is not baseline, probabilistic or robust" >&2; exit 2 ;; esac
+  case $m in
+    baseline|probabilistic|robust) ;;
+    *) echo "MASKINGS: '$m' is not baseline, probabilistic or robust" >&2; exit 2 ;;
+  esac
 done
 S=("$BIN" --threads "$THREADS" --quiet sst)
 # MPI="mpirun -np 4": the evaluations run sharded (docs/distributed.md); the trainings stay one process.
