@@ -26,6 +26,7 @@
 #include "util/io.h"
 
 using salient::Dataset;
+using salient::test::error_of;
 using salient::test::shared_path;
 
 namespace {
@@ -56,20 +57,6 @@ std::string write_temp(const std::string& name, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;
   return path;
-}
-
-// The message of the salient::Error thrown by f ("" and a test failure if none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const salient::Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "error message must be one line: " << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "expected a salient::Error";
-  return "";
 }
 
 #define EXPECT_ERROR(expr, fragment)                                                  \
