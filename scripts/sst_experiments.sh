@@ -3,7 +3,7 @@
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
 # Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [JOBS=N] [TEXT_LIMIT=4000] [MASKINGS=robust]
-#        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper[-ft]|sst2-paper[-robust|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
+#        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper[-ft]|sst2-paper[-robust|-robust-ablation|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -147,7 +147,8 @@ TEXT_STE_XIS="0.03 0.1 0.3 1 3"
 # on a new head over the pre-trained MiniLM encoder, per seed: AdamW, the lr of the paper's grid with
 # the best standard model (validation accuracy), the ξ grid swept at it (not crossed with it: time)
 # with the hard threshold, the authors' fills. VARIANT "" | -robust (also HotFlip robust masking, 3
-# flips, over the same grid: salient's extension) | -ste (also salient's straight-through variant,
+# flips, over the same grid: salient's extension) | -robust-ablation (-robust's ξ = 1e-4 run, and
+# it again with 1 flip and with λ = 0.1: trainings only) | -ste (also salient's straight-through variant,
 # ξ ∈ TEXT_STE_XIS, in ste/).
 text_paper() {
   local name=$1 variant=$2 data=$3 test=$4 limit=$5 tl=$6 eval_opt=${7:-} seed R C LR runs
@@ -169,6 +170,18 @@ print(max(sys.argv[2:], key=acc))
 PY
 )
     ln -sfn "lr$LR" "$R/chosen-lr"
+    if [ "$variant" = -robust-ablation ]; then
+      # why robust text SST predicts one class (docs/sst.md): -robust's ξ = 1e-4 run (same options
+      # and folder), then again with one HotFlip flip instead of 3, and with λ = 0.1 instead of 1;
+      # every epoch's validation numbers into ablation/table.md (trainings only)
+      local A=$R/lr$LR/ablation X="$C --lr $LR --masking robust --xi 1e-4"
+      train_all "$R/lr$LR/sweep/robust-hard-xi1e-4 $X --pgd-steps 3" "$A/robust-hard-xi1e-4-flips1 $X --pgd-steps 1" \
+        "$A/robust-hard-xi1e-4-l0.1 $X --pgd-steps 3 --lambda 0.1"
+      python3 scripts/sst_history.py "$R/lr$LR/standard" "$R/lr$LR/sweep/robust-hard-xi1e-4" \
+        "$A/robust-hard-xi1e-4-flips1" "$A/robust-hard-xi1e-4-l0.1" > "$A/table.md"
+      cat "$A/table.md"
+      continue
+    fi
     sweep "$R/lr$LR" "$C --lr $LR" "baseline probabilistic" "$PAPER_TEXT_XIS" "" ""
     [ "$variant" = -robust ] && sweep "$R/lr$LR" "$C --lr $LR --pgd-steps 3" "robust" "$PAPER_TEXT_XIS" "" ""
     EVAL_OPT=$eval_opt compare "$R/lr$LR" "$test" "$limit" "$tl" "$R/lr$LR/standard" carter
@@ -179,7 +192,7 @@ PY
       EVAL_OPT=$eval_opt compare "$R/ste" "$test" "$limit" "$tl" "$R/lr$LR/standard" carter
     fi
   done
-  [ "${STEPS:-all}" = train ] && return 0
+  [ "${STEPS:-all}" = train ] || [ "$variant" = -robust-ablation ] && return 0
   python3 scripts/sst_seeds_table.py "runs/sst/$name" > "runs/sst/$name/table.md"
   cat "runs/sst/$name/table.md"
 }
@@ -209,9 +222,10 @@ for t in "${tasks[@]}"; do
       fashion_paper fashion-cnn-paper "--arch resnet --limit 20000 --epochs 8 --patience 3" 30 10 ;;
     fashion-cnn-paper-ft)  # salient's variant of the row above: the same grids fine-tuned from each seed's standard CNN (from scratch the objective collapses it to one class, docs/sst.md)
       fashion_paper fashion-cnn-paper "--arch resnet --limit 20000 --epochs 8 --patience 3" 30 10 ft ;;
-    sst2-paper|sst2-paper-robust|sst2-paper-ste)  # issue #49: SST-2 on the pre-trained MiniLM encoder (a new head), the paper's optimiser and grids, the authors' fills, per seed
+    sst2-paper|sst2-paper-robust|sst2-paper-robust-ablation|sst2-paper-ste)  # issue #49: SST-2 on the pre-trained MiniLM encoder (a new head), the paper's optimiser and grids, the authors' fills, per seed
       # sst2-paper-robust adds robust masking (HotFlip, 3 flips in training) over the same ξ grid at
       # the same learning rate: salient's extension (neither the paper nor its code masks text robustly);
+      # sst2-paper-robust-ablation: the robust ξ = 1e-4 run with 1 flip, and with λ = 0.1 (in ablation/);
       # sst2-paper-ste adds salient's straight-through variant (ξ ∈ TEXT_STE_XIS) in ste/
       # TEXT_LIMIT training sentences, 2 epochs (for time; the paper trains on all of them), 64 tokens, batch 32
       text_paper sst2-paper "${t#sst2-paper}" "--train sst2:train --dev sst2:dev --max-length 64 --limit ${TEXT_LIMIT:-4000} --epochs 2 --patience 1 --batch-size 32" sst2:test 100 10 ;;
@@ -270,6 +284,6 @@ for t in "${tasks[@]}"; do
       sweep "$D" "$C" "baseline probabilistic" "" "1" "1"
       sweep "$D" "$C --pgd-steps 3" "robust" "" "1" "1"
       compare "$D" eraser:test 30 10 ;;
-    *) echo "unknown task $t (mnist-paper, fashion-mlp-paper, fashion-cnn-paper, fashion-cnn-paper-ft, sst2-paper, sst2-paper-robust, sst2-paper-ste, eraser-paper, eraser-paper-robust, eraser-paper-ste, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
+    *) echo "unknown task $t (mnist-paper, fashion-mlp-paper, fashion-cnn-paper, fashion-cnn-paper-ft, sst2-paper, sst2-paper-robust, sst2-paper-robust-ablation, sst2-paper-ste, eraser-paper, eraser-paper-robust, eraser-paper-ste, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
   esac
 done

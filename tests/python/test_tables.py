@@ -108,3 +108,29 @@ def test_sst_select_rule_and_closest(tmp_path):
     assert out["chosen"] == {"baseline": str(runs[1]), "probabilistic": str(runs[4]), "robust": None}
     assert out["closest"] == {"robust": str(runs[6])}
     assert "closest (none within a point)" in out["table"]
+
+
+SST_HISTORY = REPO / "scripts" / "sst_history.py"
+
+
+def test_sst_history_every_epoch_and_the_kept_one(tmp_path):
+    """One row per run and epoch, the attack's flips and λ from the objective, the kept epoch marked;
+    a missing run fails naming it, before anything is printed."""
+    import json
+    run = tmp_path / "robust-hard-xi1e-4-flips1"
+    run.mkdir()
+    history = [{"epoch": 1, "val_accuracy": 0.5092, "val_faithfulness": 1.0, "val_size": 0.031, "val_loss": 1.053},
+               {"epoch": 2, "val_accuracy": 0.6525, "val_faithfulness": 0.799, "val_size": 0.022, "val_loss": 1.158}]
+    objective = {"masking": "robust", "xi": 1e-4, "lambda": 0.1, "straight_through": False, "fill": {"steps": 1}}
+    (run / "sst.json").write_text(json.dumps({"best_epoch": 1, "history": history, "objective": objective}))
+    done = subprocess.run([sys.executable, str(SST_HISTORY), str(run)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in done.stdout.splitlines()[2:]]
+    assert rows == [["robust-hard-xi1e-4-flips1", "robust", "0.0001", "0.1", "1", "1", "50.92", "100.0", "3.10",
+                     "1.053", "yes"],
+                    ["robust-hard-xi1e-4-flips1", "robust", "0.0001", "0.1", "1", "2", "65.25", "79.9", "2.20",
+                     "1.158", ""]]
+    missing = subprocess.run([sys.executable, str(SST_HISTORY), str(run), str(tmp_path / "nope")],
+                             capture_output=True, text=True)
+    assert missing.returncode != 0 and missing.stdout == ""
+    assert "nope/sst.json: not found" in missing.stderr
