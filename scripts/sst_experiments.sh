@@ -148,8 +148,8 @@ TEXT_STE_XIS="0.03 0.1 0.3 1 3"
 # the best standard model (validation accuracy), the ξ grid swept at it (not crossed with it: time)
 # with the hard threshold, the authors' fills. VARIANT "" | -robust (also HotFlip robust masking, 3
 # flips, over the same grid: salient's extension) | -robust-ablation (-robust's ξ = 1e-4 run, and
-# it again with 1 flip and with λ = 0.1; each evaluated with 1 and 10 flips) | -ste (also salient's straight-through variant,
-# ξ ∈ TEXT_STE_XIS, in ste/).
+# it again with 1 flip and with λ = 0.1; each evaluated with 1 and 10 flips) | -ste (also
+# salient's straight-through variant, ξ ∈ TEXT_STE_XIS, in ste/).
 text_paper() {
   local name=$1 variant=$2 data=$3 test=$4 limit=$5 tl=$6 eval_opt=${7:-} seed R C LR runs
   NOISE=sax
@@ -182,9 +182,9 @@ PY
       cat "$A/table.md"
       # each kept model on the test sentences, its robust check at 1 flip and at sst2-paper-robust's 10
       local run flips
+      [ "${STEPS:-all}" = train ] && continue
       for run in "$R/lr$LR/sweep/robust-hard-xi1e-4" "$A/robust-hard-xi1e-4-flips1" "$A/robust-hard-xi1e-4-l0.1"; do
         for flips in 1 10; do
-          [ "${STEPS:-all}" = train ] && continue
           "${E[@]}" evaluate --model "$run" --data "$test" --methods sst,sst_shuffled --limit "$limit" --noise sax \
             --pgd-steps "$flips" -o "$A/eval-$(basename "$run")-check$flips" > /dev/null
           echo "$(basename "$run"), robust check at $flips flip(s):"; sed -n '/^| /p' "$A/eval-$(basename "$run")-check$flips/table.md"

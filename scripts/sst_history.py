@@ -21,7 +21,7 @@ def main():
         if not path.is_file():
             sys.exit(f"sst_history.py: {path}: not found (is {d} a finished sst train run?)")
         runs.append((Path(d).name, json.loads(path.read_text())))
-    print("| run | masking | ξ | λ | flips | epoch | val accuracy % | val faithful % | val size % "
+    print("| run | masking | ξ | λ | attack steps (text: flips) | epoch | val accuracy % | val faithful % | val size % "
           "| val loss | kept |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, s in runs:
