@@ -174,20 +174,19 @@ PY
       # why robust text SST predicts one class (docs/sst.md): -robust's ξ = 1e-4 run (same options
       # and folder), then again with one HotFlip flip instead of 3, and with λ = 0.1 instead of 1;
       # every epoch's validation numbers into ablation/table.md
-      local A=$R/lr$LR/ablation X="$C --lr $LR --masking robust --xi 1e-4"
-      train_all "$R/lr$LR/sweep/robust-hard-xi1e-4 $X --pgd-steps 3" "$A/robust-hard-xi1e-4-flips1 $X --pgd-steps 1" \
-        "$A/robust-hard-xi1e-4-l0.1 $X --pgd-steps 3 --lambda 0.1"
-      python3 scripts/sst_history.py "$R/lr$LR/standard" "$R/lr$LR/sweep/robust-hard-xi1e-4" \
-        "$A/robust-hard-xi1e-4-flips1" "$A/robust-hard-xi1e-4-l0.1" > "$A/table.md"
+      local A=$R/lr$LR/ablation X="$C --lr $LR --masking robust --xi 1e-4" run flips out
+      local ref=$R/lr$LR/sweep/robust-hard-xi1e-4 one=$A/robust-hard-xi1e-4-flips1 low=$A/robust-hard-xi1e-4-l0.1
+      train_all "$ref $X --pgd-steps 3" "$one $X --pgd-steps 1" "$low $X --pgd-steps 3 --lambda 0.1"
+      python3 scripts/sst_history.py "$R/lr$LR/standard" "$ref" "$one" "$low" > "$A/table.md"
       cat "$A/table.md"
-      # each kept model on the test sentences, its robust check at 1 flip and at sst2-paper-robust's 10
-      local run flips
       [ "${STEPS:-all}" = train ] && continue
-      for run in "$R/lr$LR/sweep/robust-hard-xi1e-4" "$A/robust-hard-xi1e-4-flips1" "$A/robust-hard-xi1e-4-l0.1"; do
+      # each kept model on the test sentences, its robust check at 1 flip and at sst2-paper-robust's 10
+      for run in "$ref" "$one" "$low"; do
         for flips in 1 10; do
+          out=$A/eval-$(basename "$run")-check$flips
           "${E[@]}" evaluate --model "$run" --data "$test" --methods sst,sst_shuffled --limit "$limit" --noise sax \
-            --pgd-steps "$flips" -o "$A/eval-$(basename "$run")-check$flips" > /dev/null
-          echo "$(basename "$run"), robust check at $flips flip(s):"; sed -n '/^| /p' "$A/eval-$(basename "$run")-check$flips/table.md"
+            --pgd-steps "$flips" -o "$out" > /dev/null
+          echo "$(basename "$run"), robust check at $flips flip(s):"; sed -n '/^| /p' "$out/table.md"
         done
       done
       continue

@@ -21,16 +21,15 @@ def main():
         if not path.is_file():
             sys.exit(f"sst_history.py: {path}: not found (is {d} a finished sst train run?)")
         runs.append((Path(d).name, json.loads(path.read_text())))
-    print("| run | masking | ξ | λ | attack steps (text: flips) | epoch | val accuracy % | val faithful % | val size % "
-          "| val loss | kept |")
+    print("| run | masking | ξ | λ | attack steps (text: flips) | epoch | val accuracy % "
+          "| val faithful % | val size % | val loss | kept |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, s in runs:
         o = s["objective"]
-        # a standard model (masking none) has no objective beyond the cross-entropy
-        xi, lam, flips = (("–",) * 3 if o["masking"] == "none"
-                          else (f"{o['xi']:g}", f"{o['lambda']:g}", o["fill"]["steps"]))
+        standard = o["masking"] == "none"  # no objective beyond the cross-entropy: its columns are "–"
+        xi, lam, flips = ("–",) * 3 if standard else (f"{o['xi']:g}", f"{o['lambda']:g}", o["fill"]["steps"])
         for e in s["history"]:
-            faithful, size = (("–", "–") if o["masking"] == "none"
+            faithful, size = (("–", "–") if standard
                               else (f"{100 * e['val_faithfulness']:.1f}", f"{100 * e['val_size']:.2f}"))
             print(f"| {name} | {o['masking']} | {xi} | {lam} | {flips} | {e['epoch']} "
                   f"| {100 * e['val_accuracy']:.2f} | {faithful} | {size} "
