@@ -27,11 +27,11 @@ def main():
     for name, s in runs:
         o = s["objective"]
         standard = o["masking"] == "none"  # no objective beyond the cross-entropy: its columns are "–"
-        xi, lam, flips = ("–",) * 3 if standard else (f"{o['xi']:g}", f"{o['lambda']:g}", o["fill"]["steps"])
+        xi, lam, steps = ("–",) * 3 if standard else (f"{o['xi']:g}", f"{o['lambda']:g}", o["fill"]["steps"])
         for e in s["history"]:
             faithful, size = (("–", "–") if standard
                               else (f"{100 * e['val_faithfulness']:.1f}", f"{100 * e['val_size']:.2f}"))
-            print(f"| {name} | {o['masking']} | {xi} | {lam} | {flips} | {e['epoch']} "
+            print(f"| {name} | {o['masking']} | {xi} | {lam} | {steps} | {e['epoch']} "
                   f"| {100 * e['val_accuracy']:.2f} | {faithful} | {size} "
                   f"| {e['val_loss']:.3f} | {'yes' if e['epoch'] == s['best_epoch'] else ''} |")
 
