@@ -1,5 +1,7 @@
 #include "smat/simulation.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>

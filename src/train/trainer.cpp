@@ -7,6 +7,8 @@
 #include <chrono>
 #include <numeric>
 #include <random>
+#include <sstream>
+#include <type_traits>
 
 #include "model/safetensors.h"
 #include "util/error.h"
@@ -125,7 +127,22 @@ std::vector<torch::Tensor> optimizer_params(torch::optim::AdamW& optimizer) {
   return params;
 }
 
-std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+// The optimiser's state map is keyed by the parameter's TensorImpl address: as a string printed
+// with operator<< in LibTorch 1.13, as the pointer itself in later releases (2.11 on the GPU).
+using OptimizerStateKey = std::decay_t<decltype(std::declval<torch::optim::AdamW&>().state())>::key_type;
+
+template <typename Key>
+Key state_key_of(void* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream os;
+    os << impl;
+    return os.str();
+  } else {
+    return impl;
+  }
+}
+
+OptimizerStateKey state_key(const torch::Tensor& p) { return state_key_of<OptimizerStateKey>(p.unsafeGetTensorImpl()); }
 
 TensorData exact_data(const torch::Tensor& src) {
   const bool f64 = src.scalar_type() == torch::kFloat64;
