@@ -4,7 +4,7 @@
 # (.debs, unpacked there by scripts/cuda_build.sh), the packaged encoder all-MiniLM-L6-v2 with its
 # weights stored as float16 (45 MB instead of 90: what travels is at most 64 MiB; salient reads F16
 # tensors into float32, so the encoder differs from the packaged one by float16 rounding, a relative
-# 2^-11 per weight) and SST-2's files.
+# 2^-11 per weight), SST-2's files and the study an earlier GPU run brought back.
 #   scripts/gpu_pack.sh        → .gpu/ (about 52 MB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,4 +50,7 @@ with open(dst, "wb") as f:
         f.write(c)
 PY
 cp -r "$SHARED/data/sst2_glue" .gpu/shared/data/
+# The study a GPU run brought back (runs/smat-minilm-gpu): the next run adds its missing runs.
+STUDY=runs/smat-minilm-gpu
+[ ! -d "$STUDY/study" ] || tar czf .gpu/smat-minilm-gpu.tar.gz "$STUDY/split" "$STUDY/study" "$STUDY"/teacher_*.json
 du -sh .gpu

@@ -7,8 +7,9 @@
 #        POOLING=scalar_mix for the authors' head on a mix of every layer; students take the teacher's,
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
 #        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
-#        PARALLEL=1 runs one `smat study` process per seed instead, into the same study folder, then
-#        the report (several processes on one GPU where there is no MPI: scripts/gpu_smat_study.sh);
+#        PARALLEL=seed runs one `smat study` process per seed instead, PARALLEL=run one per seed ×
+#        explainer (SMaT's, the longest, started first), into the same study folder, then the report
+#        (several processes on one GPU where there is no MPI: scripts/gpu_smat_study.sh);
 #        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder (lr TEACHER_LR, default
 #        2e-4, dropout 0.1) instead of the quickstart shape from scratch; TEACHER_EPOCHS (3) and
 #        TEACHER_MINUTES (15) bound its training;
@@ -26,6 +27,8 @@ SEEDS=${SEEDS:-0,9,11,30,69}
 EXPLAINERS=${EXPLAINERS:-none,saliency,grad_x_input,ig,attention_all,attention_last,smat}
 TEACHER=${TEACHER:-models/sst2-teacher}
 HIDDEN=${HIDDEN:-128}
+case ${PARALLEL:-} in '' | seed | run) ;; *) echo "PARALLEL: expected seed or run, got '$PARALLEL'" >&2; exit 2 ;; esac
+[ -z "${PARALLEL:-}" ] || [ -z "${MPI:-}" ] || { echo "PARALLEL and MPI: give one or the other" >&2; exit 2; }
 mkdir -p "$OUT"
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
@@ -53,18 +56,30 @@ study() {  # seeds, then extra `smat study` options
   ${MPI:-} "$BIN" --threads "$THREADS" --quiet smat study --teacher "$TEACHER" --pool "$OUT/split/pool.jsonl" "${INIT[@]}" \
     --sizes "$SIZES" --seeds "$seeds" --explainers "$EXPLAINERS" -o "$STUDY" "$@"
 }
-if [ -n "${PARALLEL:-}" ] && [ "$PARALLEL" != 0 ]; then
-  [ -z "${MPI:-}" ] || { echo "PARALLEL and MPI: give one or the other" >&2; exit 2; }
-  # Each process lists only its seed's pending runs and writes only their files (study.json holds no
-  # seeds), so the processes never write the same run; the report is made once all have finished.
+if [ -n "${PARALLEL:-}" ]; then
+  # Each process lists only its own pending runs and writes only their files (study.json holds no
+  # seeds or explainers), so the processes never write the same run; the report is made once all
+  # have finished.
   pids=()
-  for seed in ${SEEDS//,/ }; do
-    study "$seed" "$@" > "$STUDY.seed$seed.log" 2>&1 &
-    pids+=($!)
-  done
+  case $PARALLEL in
+    seed)
+      for seed in ${SEEDS//,/ }; do
+        study "$seed" "$@" > "$STUDY.seed$seed.log" 2>&1 &
+        pids+=($!)
+      done ;;
+    run)
+      # SMaT's runs first: each meta-trains, then trains a fresh student, several times a static run.
+      ordered=$(tr , '\n' <<< "$EXPLAINERS" | awk '$0 == "smat" { print; next } { rest = rest $0 "\n" } END { printf "%s", rest }')
+      for explainer in $ordered; do
+        for seed in ${SEEDS//,/ }; do
+          EXPLAINERS=$explainer study "$seed" "$@" > "$STUDY.$explainer.seed$seed.log" 2>&1 &
+          pids+=($!)
+        done
+      done ;;
+  esac
   rc=0
   for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-  [ $rc -eq 0 ] || { echo "a seed's study failed (rc $rc): $STUDY.seed*.log" >&2; exit $rc; }
+  [ $rc -eq 0 ] || { echo "a study process failed (rc $rc): $STUDY.*.log" >&2; exit $rc; }
   "$BIN" --quiet smat report --study "$STUDY"
 else
   study "$SEEDS" "$@"
