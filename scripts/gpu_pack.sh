@@ -50,7 +50,12 @@ with open(dst, "wb") as f:
         f.write(c)
 PY
 cp -r "$SHARED/data/sst2_glue" .gpu/shared/data/
-# The study a GPU run brought back (runs/smat-minilm-gpu): the next run adds its missing runs.
+# The study a GPU run brought back (runs/smat-minilm-gpu, else its committed copy without the split,
+# which the run makes again): the next run adds its missing runs.
 STUDY=runs/smat-minilm-gpu
-[ ! -d "$STUDY/study" ] || tar czf .gpu/smat-minilm-gpu.tar.gz "$STUDY/split" "$STUDY/study" "$STUDY"/teacher_*.json
+if [ -d "$STUDY/study" ]; then
+  tar czf .gpu/smat-minilm-gpu.tar.gz "$STUDY/split" "$STUDY/study" "$STUDY"/teacher_*.json
+else
+  cp docs/results/smat-minilm-gpu.tar.gz .gpu/
+fi
 du -sh .gpu

@@ -64,7 +64,10 @@ if [ -f "$EARLIER" ] && [ ! -d "$STUDY_DIR" ]; then
   rm -rf /tmp/earlier && mkdir -p /tmp/earlier && tar xzf "$EARLIER" -C /tmp/earlier
   [ -d "/tmp/earlier/$STUDY_DIR/study" ] || { echo "$EARLIER: no $STUDY_DIR/study in it (EARLIER=none: without it)"; exit 2; }
   mkdir -p "$STUDY_DIR"
-  mv "/tmp/earlier/$STUDY_DIR/split" "/tmp/earlier/$STUDY_DIR/study" "$STUDY_DIR/"
+  mv "/tmp/earlier/$STUDY_DIR/study" "$STUDY_DIR/"
+  # Without the split (the committed copy) `smat split` makes it again: the same seed gave the same
+  # files with g++ 12 and 13; were it another, the teacher trained on it would differ (step 4).
+  [ ! -d "/tmp/earlier/$STUDY_DIR/split" ] || mv "/tmp/earlier/$STUDY_DIR/split" "$STUDY_DIR/"
   for f in teacher_train.json teacher_test.json; do mv "/tmp/earlier/$STUDY_DIR/$f" "$STUDY_DIR/earlier-$f"; done
   CARRIED=1
 fi
