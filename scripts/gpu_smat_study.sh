@@ -16,7 +16,7 @@
 # Another: the earlier study is kept beside as study-earlier-teacher and the whole study runs anew.
 #   here:   scripts/gpu_pack.sh            (→ .gpu/: .debs, the encoder in float16, SST-2, the earlier study)
 #   there:  run(command="STAGE=build scripts/gpu_smat_study.sh", carry=[".gpu"], timeout_s=300)
-#           run(command="scripts/gpu_smat_study.sh", carry=[".gpu"], timeout_s=600)     # at once
+#           run(command="BUDGET=550 scripts/gpu_smat_study.sh", carry=[".gpu"], timeout_s=600)   # at once
 #   back:   tar xzf .../smat-minilm-gpu.tar.gz && build/salient smat report --study runs/smat-minilm-gpu/study
 # A dry run of the same steps on this machine's CPU build (no build, a tiny study):
 #   OUT=/tmp/gpu-out BIN=build/salient SALIENT_DEVICE=cpu STUDY_DIR=/tmp/gpu-dry TEACHER=/tmp/gpu-dry-teacher \
