@@ -3,7 +3,7 @@
 # machine of the device tool: the CLI built against that machine's CUDA PyTorch (scripts/cuda_build.sh
 # without the web server, tests, benchmarks, Python or MPI), the teacher fine-tuned there, a one-run
 # smoke test of the student loop on the GPU, then the student runs of SIZES (default 500), one
-# process per seed × explainer sharing the GPU, SMaT's first (PARALLEL=run). Every step after the
+# process per seed × explainer sharing the GPU, SMaT's first, one per core at a time (PARALLEL=run). Every step after the
 # build stops at BUDGET seconds from the start (default 500; the teacher's training at
 # TEACHER_MINUTES, default 4): finished runs are kept, runs under way are lost. The study folder
 # (runs, report, the teacher's records; not its 90 MB of weights) comes back in $OUT, as

@@ -8,8 +8,9 @@
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
 #        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
 #        PARALLEL=seed runs one `smat study` process per seed instead, PARALLEL=run one per seed ×
-#        explainer (SMaT's, the longest, started first), into the same study folder, then the report
-#        (several processes on one GPU where there is no MPI: scripts/gpu_smat_study.sh);
+#        explainer (SMaT's, the longest, started first; at most PARALLEL_MAX at once, default one per
+#        core), into the same study folder, then the report (several processes on one GPU where
+#        there is no MPI: scripts/gpu_smat_study.sh);
 #        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder (lr TEACHER_LR, default
 #        2e-4, dropout 0.1) instead of the quickstart shape from scratch; TEACHER_EPOCHS (3) and
 #        TEACHER_MINUTES (15) bound its training;
@@ -29,6 +30,8 @@ TEACHER=${TEACHER:-models/sst2-teacher}
 HIDDEN=${HIDDEN:-128}
 case ${PARALLEL:-} in '' | seed | run) ;; *) echo "PARALLEL: expected seed or run, got '$PARALLEL'" >&2; exit 2 ;; esac
 [ -z "${PARALLEL:-}" ] || [ -z "${MPI:-}" ] || { echo "PARALLEL and MPI: give one or the other" >&2; exit 2; }
+PARALLEL_MAX=${PARALLEL_MAX:-$(nproc)}
+[[ $PARALLEL_MAX =~ ^[1-9][0-9]*$ ]] || { echo "PARALLEL_MAX: expected a positive integer, got '$PARALLEL_MAX'" >&2; exit 2; }
 mkdir -p "$OUT"
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
@@ -72,6 +75,7 @@ if [ -n "${PARALLEL:-}" ]; then
       ordered=$(tr , '\n' <<< "$EXPLAINERS" | awk '$0 == "smat" { print; next } { rest = rest $0 "\n" } END { printf "%s", rest }')
       for explainer in $ordered; do
         for seed in ${SEEDS//,/ }; do
+          while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL_MAX" ]; do sleep 1; done  # `wait PID` below collects them
           EXPLAINERS=$explainer study "$seed" "$@" > "$STUDY.$explainer.seed$seed.log" 2>&1 &
           pids+=($!)
         done
