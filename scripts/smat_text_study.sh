@@ -8,8 +8,8 @@
 #        STUDY=DIR for the study's own folder, default $OUT/study; extra arguments go to `smat study`;
 #        MPI="mpirun -np N" shares the student runs out over N ranks: docs/distributed.md;
 #        PARALLEL=seed runs one `smat study` process per seed instead, PARALLEL=run one per seed ×
-#        explainer (SMaT's, the longest, started first; at most PARALLEL_MAX at once, default one per
-#        core), into the same study folder, then the report (several processes on one GPU where
+#        explainer (SMaT's, the longest, started first), at most PARALLEL_MAX at once (default one
+#        per core), into the same study folder, then the report (several processes on one GPU where
 #        there is no MPI: scripts/gpu_smat_study.sh);
 #        TEACHER_INIT=DIR fine-tunes the teacher from that pre-trained encoder (lr TEACHER_LR, default
 #        2e-4, dropout 0.1) instead of the quickstart shape from scratch; TEACHER_EPOCHS (3) and
@@ -63,24 +63,23 @@ if [ -n "${PARALLEL:-}" ]; then
   # Each process lists only its own pending runs and writes only their files (study.json holds no
   # seeds or explainers), so the processes never write the same run; the report is made once all
   # have finished.
-  pids=()
+  runs=()  # one process each: its explainers, its seed, its log's name
   case $PARALLEL in
-    seed)
-      for seed in ${SEEDS//,/ }; do
-        study "$seed" "$@" > "$STUDY.seed$seed.log" 2>&1 &
-        pids+=($!)
-      done ;;
+    seed) for seed in ${SEEDS//,/ }; do runs+=("$EXPLAINERS $seed seed$seed"); done ;;
     run)
       # SMaT's runs first: each meta-trains, then trains a fresh student, several times a static run.
       ordered=$(tr , '\n' <<< "$EXPLAINERS" | awk '$0 == "smat" { print; next } { rest = rest $0 "\n" } END { printf "%s", rest }')
       for explainer in $ordered; do
-        for seed in ${SEEDS//,/ }; do
-          while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL_MAX" ]; do sleep 1; done  # `wait PID` below collects them
-          EXPLAINERS=$explainer study "$seed" "$@" > "$STUDY.$explainer.seed$seed.log" 2>&1 &
-          pids+=($!)
-        done
+        for seed in ${SEEDS//,/ }; do runs+=("$explainer $seed $explainer.seed$seed"); done
       done ;;
   esac
+  pids=()
+  for r in "${runs[@]}"; do
+    read -r explainers seed name <<< "$r"
+    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL_MAX" ]; do sleep 1; done  # `wait PID` below collects them
+    EXPLAINERS=$explainers study "$seed" "$@" > "$STUDY.$name.log" 2>&1 &
+    pids+=($!)
+  done
   rc=0
   for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
   [ $rc -eq 0 ] || { echo "a study process failed (rc $rc): $STUDY.*.log" >&2; exit $rc; }
