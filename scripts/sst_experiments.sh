@@ -150,17 +150,26 @@ TEXT_STE_XIS="0.03 0.1 0.3 1 3"
 # flips, over the same grid: salient's extension) | -robust-ablation (-robust's ξ = 1e-4 run, and
 # it again with 1 flip and with λ = 0.1; each evaluated with 1 and 10 flips) | -ste (also
 # salient's straight-through variant, ξ ∈ TEXT_STE_XIS, in ste/).
+# text_common SEED: the options every text_paper training of SEED shares, besides the data's
+text_common() {
+  echo "--arch transformer --init $ENC --weight-decay 0 --seed $1 --noise sax"
+}
+
 text_paper() {
   local name=$1 variant=$2 data=$3 test=$4 limit=$5 tl=$6 eval_opt=${7:-} seed R C LR runs
   NOISE=sax
   ENC=models/pretrained/all-minilm-l6-v2
   [ -d "$ENC" ] || scripts/fetch_pretrained.sh all-minilm-l6-v2
+  # Every seed's standard models first, as one list: three per seed, two at a time (JOBS=2), would
+  # leave a core idle for one round of each seed (an ERASER one: 21 min here)
+  runs=()
+  for seed in ${SEEDS:-13 14 15}; do
+    for lr in $PAPER_TEXT_LRS; do runs+=("runs/sst/$name/s$seed/lr$lr/standard $data $(text_common "$seed") --lr $lr --masking none"); done
+  done
+  train_all "${runs[@]}"
   for seed in ${SEEDS:-13 14 15}; do
     R=runs/sst/$name/s$seed
-    C="$data --arch transformer --init $ENC --weight-decay 0 --seed $seed --noise sax"
-    runs=()
-    for lr in $PAPER_TEXT_LRS; do runs+=("$R/lr$lr/standard $C --lr $lr --masking none"); done
-    train_all "${runs[@]}"
+    C="$data $(text_common "$seed")"
     LR=$(python3 - "$R" $PAPER_TEXT_LRS <<'PY'
 import json, sys
 def acc(lr):
