@@ -3,6 +3,7 @@
 # selection rule of scripts/sst_select.py, and the comparison tables (SST subsets vs post-hoc SIS,
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
 # Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [JOBS=N] [TEXT_LIMIT=4000] [MASKINGS=robust]
+#        [EVAL_EACH=1] [LR_GUESS=5e-5]   (text_paper studies: see there; scripts/sst_archive.sh packs one)
 #        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper[-ft]|sst2-paper[-robust|-robust-ablation|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
@@ -38,8 +39,61 @@ esac
 train() {  # out dir, then sst train options; skipped when a finished run is there
   local out=$1; shift
   mkdir -p "$(dirname "$out")"
+  # A run unpacked from an archive (scripts/sst_archive.sh: its records without the weights) is
+  # finished (its summary, $out.json, is written when a training ends: a run cut off has none);
+  # compare retrains a standard model only where it still needs it (ensure_weights). An SST run
+  # whose evaluation was cut off is trained again here, with EVAL_EACH, to finish it.
+  if [ -f "$out/sst.json" ] && [ ! -f "$out/model.safetensors" ] && [ -s "$out.json" ]; then
+    if [ -z "${EACH_TEST:-}" ] || [[ " $* " == *" --masking none "* ]] || [ -f "$out-eval/table.md" ]; then
+      echo "$out: finished on an earlier machine (weights not archived): $(cat "$out.json")"
+      return 0
+    fi
+    echo "$out: its evaluation was cut off on an earlier machine (weights not archived): trained again"
+    rm -rf "$out" "$out-eval"
+  fi
+  printf '%s\n' "$@" > "$out.args"  # how it was trained, for ensure_weights
   "${S[@]}" train -o "$out" --resume "$@" > "$out.json" 2> "$out.log"
   echo "$out: $(cat "$out.json")"
+  # EVAL_EACH=1 (text_paper): an SST run is evaluated as soon as it is trained, beside the other
+  # trainings, so that its weights are not needed again (scripts/sst_archive.sh)
+  if [ -n "${EACH_TEST:-}" ] && [[ " $* " != *" --masking none "* ]]; then
+    evaluate_sst one "$out" "$out-eval" "$EACH_TEST" "$EACH_LIMIT" "${EACH_OPT:-}"
+  fi
+}
+
+# ensure_weights RUN: a run unpacked without its weights is trained again with its own options
+# (RUN.args), where a step still needs the model; the archived records are set aside as
+# RUN.archived, and a retrained validation history other than the archived one is reported
+ensure_weights() {
+  local run=$1
+  [ -f "$run/model.safetensors" ] && return 0
+  [ -f "$run.args" ] || { echo "$run: no weights and no $run.args to retrain it from" >&2; return 1; }
+  rm -rf "$run.archived"
+  mv "$run" "$run.archived"
+  local args=()
+  mapfile -t args < "$run.args"
+  train "$run" "${args[@]}"
+  python3 - "$run.archived/sst.json" "$run/sst.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+keys = ("val_loss", "val_accuracy", "val_faithfulness", "val_size")
+same = [[e[k] for k in keys] for e in a["history"]] == [[e[k] for k in keys] for e in b["history"]]
+print(f"{sys.argv[2].rsplit('/', 1)[0]}: retrained; validation history {'the same as' if same else 'DIFFERS from'} the archived run's")
+PY
+}
+
+# evaluate_sst one|mpi RUN OUT DATA LIMIT "OPTIONS": the SST model's own subsets and the control
+# (as many features at random positions) on DATA's first LIMIT examples, in one process or
+# sharded by MPI. Where the model was not archived, its finished evaluation (OUT/table.md) stands
+evaluate_sst() {
+  local how=$1 run=$2 out=$3 data=$4 limit=$5 extra=($6) runner=("${S[@]}")
+  [ "$how" = mpi ] && runner=("${E[@]}")
+  if [ ! -f "$run/model.safetensors" ]; then
+    [ -f "$out/table.md" ] && return 0
+    echo "$run: no weights (unpacked from an archive) and no finished $out; run with EVAL_EACH=1" >&2; return 1
+  fi
+  "${runner[@]}" evaluate ${extra[@]+"${extra[@]}"} --model "$run" --data "$data" --methods sst,sst_shuffled \
+    --limit "$limit" --noise "$NOISE" -o "$out" > /dev/null
 }
 
 # train_all "OUT OPTIONS" ...: each argument one training (word-split), JOBS of them at a time
@@ -55,19 +109,29 @@ train_all() {
   return $rc
 }
 
-# sweep DIR "common options" KINDS HARD_XIS STE_XIS LAMBDAS
-sweep() {
-  local dir=$1 common=$2 kinds=$3 hard=$4 ste=$5 lambdas=$6 runs=()
+# sweep_jobs DIR "common options" KINDS HARD_XIS STE_XIS LAMBDAS: the sweep's trainings, as train_all
+# takes them, into SWEEP_JOBS
+sweep_jobs() {
+  local dir=$1 common=$2 kinds=$3 hard=$4 ste=$5 lambdas=$6 kind xi l
+  SWEEP_JOBS=()
   for kind in $kinds; do
     [ -z "${MASKINGS:-}" ] || [[ " $MASKINGS " == *" $kind "* ]] || continue
-    for xi in $hard; do runs+=("$dir/sweep/$kind-hard-xi$xi $common --masking $kind --xi $xi"); done
+    for xi in $hard; do SWEEP_JOBS+=("$dir/sweep/$kind-hard-xi$xi $common --masking $kind --xi $xi"); done
     for xi in $ste; do for l in $lambdas; do
-      runs+=("$dir/sweep/$kind-ste-xi$xi-l$l $common --masking $kind --xi $xi --lambda $l --straight-through")
+      SWEEP_JOBS+=("$dir/sweep/$kind-ste-xi$xi-l$l $common --masking $kind --xi $xi --lambda $l --straight-through")
     done; done
   done
-  [ ${#runs[@]} -gt 0 ] || return 0  # MASKINGS left none of this sweep's kinds
-  train_all "${runs[@]}"
-  python3 scripts/sst_select.py "$dir/standard" $(ls -d "$dir"/sweep/*/ | sed 's:/$::') > "$dir/selection.json"
+}
+
+# sweep DIR "common options" KINDS HARD_XIS STE_XIS LAMBDAS: those trainings, then the selection over
+# every finished run in DIR/sweep
+sweep() {
+  sweep_jobs "$@"
+  [ ${#SWEEP_JOBS[@]} -gt 0 ] || return 0  # MASKINGS left none of this sweep's kinds
+  train_all "${SWEEP_JOBS[@]}"
+  local runs=() d
+  for d in "$1"/sweep/*/; do [ -f "$d/sst.json" ] && runs+=("${d%/}"); done  # not the evaluations beside them
+  python3 scripts/sst_select.py "$1/standard" "${runs[@]}" > "$1/selection.json"
 }
 
 # compare DIR TEST_SPEC LIMIT TIME_LIMIT [STANDARD_DIR] [carter]: post-hoc methods on the standard
@@ -79,10 +143,17 @@ compare() {
   local dir=$1 data=$2 limit=$3 tl=$4 std=${5:-$1/standard} carter=${6:-}
   local posthoc=$(dirname "$std")/eval-posthoc
   local extra=(${EVAL_OPT:-})  # e.g. --windows
+  # a standard model unpacked without its weights is retrained only if a post-hoc search is unfinished
+  if [ ! -f "$std/model.safetensors" ] && { [ ! -f "$posthoc/table.md" ] ||
+      { [ -n "$carter" ] && [ ! -f "$posthoc-sis-threshold/table.md" ]; }; }; then
+    ensure_weights "$std"
+  fi
+  [ -f "$std/model.safetensors" ] &&
   "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --standard "$std" --data "$data" --methods sis,anchors,gradient --limit "$limit" \
     --time-limit "$tl" --noise "$NOISE" -o "$posthoc" > /dev/null
   [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc")" "$dir/eval-posthoc"
   if [ -n "$carter" ]; then
+    [ -f "$std/model.safetensors" ] &&
     "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --standard "$std" --data "$data" --methods sis --sis-criterion threshold --sis-threshold 0.9 \
       --limit "$limit" --time-limit "$tl" --noise "$NOISE" -o "$posthoc-sis-threshold" > /dev/null
     [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc-sis-threshold")" "$dir/eval-posthoc-sis-threshold"
@@ -96,8 +167,14 @@ compare() {
       [ -n "$run" ] || continue
       out=$dir/eval-sst-$kind
       [ "$pick" = closest ] && out=$out-closest
-      # sst_shuffled: the control, as many features as each SST subset at random positions
-      "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --model "$run" --data "$data" --methods sst,sst_shuffled --limit "$limit" --noise "$NOISE" -o "$out" > /dev/null
+      if [ -n "${EACH_TEST:-}" ]; then
+        # EVAL_EACH: the run's own evaluation, made when it was trained (same data, limit, options)
+        evaluate_sst mpi "$run" "$run-eval" "$data" "$limit" "${EVAL_OPT:-}"
+        if [ -d "$out" ] && [ ! -L "$out" ]; then echo "$out: a folder, not a link to $run-eval; move it away" >&2; return 1; fi
+        ln -sfn "${run#"$dir"/}-eval" "$out"
+      else
+        evaluate_sst mpi "$run" "$out" "$data" "$limit" "${EVAL_OPT:-}"
+      fi
     done
   done
   python3 scripts/sst_table.py "$dir" > "$dir/table.md"
@@ -139,6 +216,9 @@ NOISE=domain
 PAPER_IMAGE_XIS="1e-5 1e-6 1e-7 1e-8 1e-9 1e-10 1e-11"
 PAPER_TEXT_XIS="1e-4 1e-5 1e-6 1e-7 1e-8"
 PAPER_TEXT_LRS="2e-5 3e-5 5e-5"
+[[ ${EVAL_EACH:-0} =~ ^[01]$ ]] || { echo "EVAL_EACH: '$EVAL_EACH' is not 0 or 1" >&2; exit 2; }
+[ -z "${LR_GUESS:-}" ] || [[ " $PAPER_TEXT_LRS " == *" $LR_GUESS "* ]] ||
+  { echo "LR_GUESS: '$LR_GUESS' is not one of the paper's text rates ($PAPER_TEXT_LRS)" >&2; exit 2; }
 # salient's straight-through variant on text: mnist-paper's ξ ∈ {0.3, 1, 3} empties or class-codes
 # the SST-2 subsets (docs/sst.md), so the text grid reaches lower
 TEXT_STE_XIS="0.03 0.1 0.3 1 3"
@@ -160,12 +240,32 @@ text_paper() {
   NOISE=sax
   ENC=models/pretrained/all-minilm-l6-v2
   [ -d "$ENC" ] || scripts/fetch_pretrained.sh all-minilm-l6-v2
+  # a study whose trainings ran on another machine: their records and evaluations, without the
+  # weights (scripts/sst_archive.sh), so that finished runs are not trained again
+  if [ ! -d "runs/sst/$name" ] && [ -f "docs/results/sst-$name.tar.gz" ]; then
+    mkdir -p runs/sst && tar -xzf "docs/results/sst-$name.tar.gz" -C runs/sst
+    echo "runs/sst/$name: unpacked from docs/results/sst-$name.tar.gz"
+  fi
+  # EVAL_EACH=1: each SST run evaluated on the test examples as soon as it is trained (beside the
+  # other trainings: its time is taken under that load), so no step needs its weights again
+  EACH_TEST= EACH_LIMIT= EACH_OPT=
+  if [ "${EVAL_EACH:-0}" = 1 ] && [ "${STEPS:-all}" != train ]; then
+    EACH_TEST=$test EACH_LIMIT=$limit EACH_OPT=$eval_opt
+  fi
   # Every seed's standard models first, as one list: three per seed, two at a time (JOBS=2), would
-  # leave a core idle for one round of each seed (an ERASER one: 21 min here)
+  # leave a core idle for one round of each seed (an ERASER one: 21 min here). LR_GUESS (one of
+  # the grid's rates): each seed's sweep at that rate joins the list, so the cores are not idle
+  # while the standards finish; the sweep at the rate the standards then choose is what counts
   runs=()
   for seed in ${SEEDS:-13 14 15}; do
     for lr in $PAPER_TEXT_LRS; do runs+=("runs/sst/$name/s$seed/lr$lr/standard $data $(text_common "$seed") --lr $lr --masking none"); done
   done
+  if [ -n "${LR_GUESS:-}" ] && [[ $variant == "" || $variant == -robust ]]; then
+    for seed in ${SEEDS:-13 14 15}; do
+      sweep_jobs "runs/sst/$name/s$seed/lr$LR_GUESS" "$data $(text_common "$seed") --lr $LR_GUESS" "baseline probabilistic" "$PAPER_TEXT_XIS" "" ""
+      runs+=(${SWEEP_JOBS[@]+"${SWEEP_JOBS[@]}"})
+    done
+  fi
   train_all "${runs[@]}"
   for seed in ${SEEDS:-13 14 15}; do
     R=runs/sst/$name/s$seed

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# scripts/sst_experiments.sh's bookkeeping for a text study split over machines (EVAL_EACH, LR_GUESS,
+# scripts/sst_archive.sh), with tests/scripts/fake_sst_salient.py standing in for the binary (it
+# records each call): a study trains each run once, evaluates each SST run as it is trained, packs
+# without weights, and on a new machine trains nothing it finished; a standard model is retrained
+# only where a post-hoc search on it is unfinished, and a run cut off is trained again.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+check() {  # description, then a command that must succeed
+  local what=$1; shift
+  "$@" || { echo "FAIL: $what"; fails=$((fails + 1)); }
+}
+cp -r "$root/scripts" "$work/scripts"
+# the tables read real evaluations: here they only name their folder
+printf 'import sys\nprint("table of", *sys.argv[1:])\n' > "$work/scripts/sst_table.py"
+cp "$work/scripts/sst_table.py" "$work/scripts/sst_seeds_table.py"
+mkdir -p "$work/docs/results" "$work/models/pretrained/all-minilm-l6-v2"
+export BIN=$root/tests/scripts/fake_sst_salient.py FAKE_LOG=$work/calls.log SEEDS=13 JOBS=2 THREADS=1
+study() { : > "$FAKE_LOG"; (cd "$work" && scripts/sst_experiments.sh eraser-paper > "$work/out.txt" 2>&1); }
+trains() { grep -c '^sst train' "$FAKE_LOG"; }
+evaluations() { grep -c '^sst evaluate' "$FAKE_LOG"; }
+R=$work/runs/sst/eraser-paper/s13/lr5e-5
+
+# 1. a whole study: the standards and the guessed rate's sweep in one list, each SST run evaluated
+EVAL_EACH=1 LR_GUESS=5e-5 study; check "first study exits 0 ($(tail -1 "$work/out.txt"))" [ $? -eq 0 ]
+check "the first 13 trainings are the 3 standards, then the 10 runs at the guessed rate" \
+  [ "$(grep '^sst train' "$FAKE_LOG" | head -13 | grep -c -- '--lr 5e-5 --masking \(baseline\|probabilistic\)')" -eq 10 ]
+check "every SST run evaluated beside the trainings" [ "$(ls -d "$R"/sweep/*-eval | wc -l)" -eq 10 ]
+check "eval-sst-baseline-closest links the run's own evaluation" [ -L "$R/eval-sst-baseline-closest" ]
+check "the post-hoc searches ran" [ -f "$R/eval-posthoc/table.md" ]
+check "Carter's SIS ran" [ -f "$R/eval-posthoc-sis-threshold/table.md" ]
+
+# 2. the archive: records without weights or checkpoints
+(cd "$work" && scripts/sst_archive.sh eraser-paper > /dev/null)
+archive=$work/docs/results/sst-eraser-paper.tar.gz
+check "archive has no weights or checkpoints" [ "$(tar -tzf "$archive" | grep -c 'safetensors\|/last/')" -eq 0 ]
+check "archive has every run's sst.json" [ "$(tar -tzf "$archive" | grep -c '/sst.json$')" -eq 13 ]
+
+# 3. a new machine: unpacked, nothing trained or evaluated again, the table made
+rm -rf "$work/runs"
+EVAL_EACH=1 study; check "study from the archive exits 0" [ $? -eq 0 ]
+check "nothing trained or evaluated from the archive ($(trains) trainings, $(evaluations) evaluations)" [ ! -s "$FAKE_LOG" ]
+check "the table made from the archive" grep -q "^table of runs/sst/eraser-paper/s13/lr5e-5$" "$work/out.txt"
+
+# 4. an unfinished post-hoc search retrains the standard model; a run cut off is trained again
+rm "$R/eval-posthoc/table.md"
+: > "$R/sweep/baseline-hard-xi1e-6.json"
+EVAL_EACH=1 study; check "study with unfinished parts exits 0" [ $? -eq 0 ]
+check "two trainings: the run cut off and the standard ($(trains))" [ "$(trains)" -eq 2 ]
+check "the standard retrained to the archived history" grep -q "lr5e-5/standard: retrained; validation history the same" "$work/out.txt"
+check "the run cut off evaluated, and both post-hoc searches ($(evaluations))" [ "$(evaluations)" -eq 3 ]
+
+# 5. an SST run whose evaluation was cut off is trained again and evaluated
+rm "$R/sweep/probabilistic-hard-xi1e-7-eval/table.md"
+EVAL_EACH=1 study; check "study with an unfinished evaluation exits 0" [ $? -eq 0 ]
+check "that run trained again ($(trains))" [ "$(grep -c '^sst train.*probabilistic-hard-xi1e-7 ' "$FAKE_LOG")" -eq 1 ]
+# the two retrained in 4 have weights here: the binary is called again for them (a finished run's
+# --resume trains nothing), and for no other run
+check "besides, only the two runs with weights here ($(trains))" [ "$(trains)" -eq 3 ]
+check "and evaluated ($(evaluations))" [ -f "$R/sweep/probabilistic-hard-xi1e-7-eval/table.md" ]
+
+# 6. invalid settings: one line, exit 2, nothing run
+for bad in "EVAL_EACH=2|EVAL_EACH: '2' is not 0 or 1" "LR_GUESS=1e-3|LR_GUESS: '1e-3' is not one of"; do
+  : > "$FAKE_LOG"
+  err=$(cd "$work" && env "${bad%%|*}" scripts/sst_experiments.sh eraser-paper 2>&1 >/dev/null); status=$?
+  refused=0
+  [ $status -eq 2 ] && [[ $err == *"${bad#*|}"* ]] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ ! -s "$FAKE_LOG" ] ||
+    refused=1
+  check "${bad%%|*} refused in one line with status 2, nothing run ($status: $err)" [ $refused -eq 0 ]
+done
+[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 20 checks passed"
+exit $fails
