@@ -44,7 +44,8 @@ train() {  # out dir, then sst train options; skipped when a finished run is the
   # compare retrains a standard model only where it still needs it (ensure_weights). An SST run
   # whose evaluation was cut off is trained again here, with EVAL_EACH, to finish it.
   if [ -f "$out/sst.json" ] && [ ! -f "$out/model.safetensors" ] && [ -s "$out.json" ]; then
-    if [ -z "${EACH_TEST:-}" ] || [[ " $* " == *" --masking none "* ]] || [ -f "$out-eval/table.md" ]; then
+    if [ -z "${EACH_TEST:-}" ] || [[ " $* " == *" --masking none "* ]] || [ -f "$out-eval/table.md" ] ||
+       ! may_be_chosen "$out"; then
       echo "$out: finished on an earlier machine (weights not archived): $(cat "$out.json")"
       return 0
     fi
@@ -54,11 +55,36 @@ train() {  # out dir, then sst train options; skipped when a finished run is the
   printf '%s\n' "$@" > "$out.args"  # how it was trained, for ensure_weights
   "${S[@]}" train -o "$out" --resume "$@" > "$out.json" 2> "$out.log"
   echo "$out: $(cat "$out.json")"
-  # EVAL_EACH=1 (text_paper): an SST run is evaluated as soon as it is trained, beside the other
-  # trainings, so that its weights are not needed again (scripts/sst_archive.sh)
+  # EVAL_EACH=1 (text_paper): an SST run that the selection rule can still pick is evaluated as soon
+  # as it is trained, beside the other trainings, so that its weights are not needed again
+  # (scripts/sst_archive.sh); one that a finished run of its kind already beats never will be
   if [ -n "${EACH_TEST:-}" ] && [[ " $* " != *" --masking none "* ]]; then
-    evaluate_sst one "$out" "$out-eval" "$EACH_TEST" "$EACH_LIMIT" "${EACH_OPT:-}"
+    if may_be_chosen "$out"; then
+      evaluate_sst one "$out" "$out-eval" "$EACH_TEST" "$EACH_LIMIT" "${EACH_OPT:-}"
+    else
+      echo "$out: not evaluated (a finished run of its kind ranks above it: scripts/sst_select.py)"
+    fi
   fi
+}
+
+# may_be_chosen DIR/sweep/RUN: whether the selection rule can still pick RUN, given the finished
+# runs beside it and DIR/standard (scripts/sst_select.py --may-be-chosen)
+may_be_chosen() {
+  local sweep_dir rc=0
+  sweep_dir=$(dirname "$1")
+  finished_runs "$sweep_dir"
+  python3 scripts/sst_select.py --may-be-chosen "$1" "$(dirname "$sweep_dir")/standard" "${FINISHED_RUNS[@]}" || rc=$?
+  [ $rc -le 1 ] || { echo "$1: scripts/sst_select.py --may-be-chosen failed ($rc)" >&2; exit 1; }
+  return $rc
+}
+
+# finished_runs SWEEP_DIR: its trained runs (those with an sst.json; not the evaluations beside
+# them) into FINISHED_RUNS
+finished_runs() {
+  local d
+  FINISHED_RUNS=()
+  for d in "$1"/*/; do [ -f "$d/sst.json" ] && FINISHED_RUNS+=("${d%/}"); done
+  return 0
 }
 
 # ensure_weights RUN: a run unpacked without its weights is trained again with its own options
@@ -129,9 +155,8 @@ sweep() {
   sweep_jobs "$@"
   [ ${#SWEEP_JOBS[@]} -gt 0 ] || return 0  # MASKINGS left none of this sweep's kinds
   train_all "${SWEEP_JOBS[@]}"
-  local runs=() d
-  for d in "$1"/sweep/*/; do [ -f "$d/sst.json" ] && runs+=("${d%/}"); done  # not the evaluations beside them
-  python3 scripts/sst_select.py "$1/standard" "${runs[@]}" > "$1/selection.json"
+  finished_runs "$1/sweep"
+  python3 scripts/sst_select.py "$1/standard" "${FINISHED_RUNS[@]}" > "$1/selection.json"
 }
 
 # compare DIR TEST_SPEC LIMIT TIME_LIMIT [STANDARD_DIR] [carter]: post-hoc methods on the standard

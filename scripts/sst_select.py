@@ -9,6 +9,14 @@ their own masking is ≥ 0.95 and choose the smallest mean subset; when none rea
 faithful. Ties go to the earlier run in the argument order. One choice per masking kind.
 When no run of a kind is within the point, none is chosen and "closest" names the most accurate
 run (then the most faithful), which scripts/sst_experiments.sh evaluates under that label.
+
+  sst_select.py --may-be-chosen RUN STANDARD_DIR SWEEP_DIR...
+
+exits 0 when RUN, one of the finished SWEEP_DIRs, can still be the run the rule picks for its
+masking kind (chosen or closest) whatever the unfinished runs give, else 1: the rule picks the
+run of highest rank() (ties to the earlier), and runs still to come can only add competitors.
+scripts/sst_experiments.sh's EVAL_EACH evaluates only such runs. An unfinished standard model
+(no sst.json yet) leaves every run possible.
 """
 import json
 import sys
@@ -21,10 +29,9 @@ def best_epoch(d):
     return s, e
 
 
-def main():
-    std_dir, sweep = sys.argv[1], sys.argv[2:]
+def sweep_rows(std_dir, sweep):
     _, std = best_epoch(std_dir)
-    rows, chosen, closest = [], {}, {}
+    rows = []
     for d in sweep:
         s, e = best_epoch(d)
         o = s["objective"]
@@ -32,6 +39,37 @@ def main():
                      "straight_through": o["straight_through"], "epoch": s["best_epoch"],
                      "val_accuracy": e["val_accuracy"], "val_faithfulness": e["val_faithfulness"], "val_size": e["val_size"],
                      "eligible": e["val_accuracy"] >= std["val_accuracy"] - 0.01})
+    return std, rows
+
+
+def rank(r):
+    """The rule as one order: eligible and ≥ 95% faithful runs first, the smaller subset higher; then
+    eligible ones, the more faithful higher; then the rest, the more accurate (then faithful) higher."""
+    if r["eligible"] and r["val_faithfulness"] >= 0.95:
+        return (2, -r["val_size"])
+    if r["eligible"]:
+        return (1, r["val_faithfulness"])
+    return (0, r["val_accuracy"], r["val_faithfulness"])
+
+
+def may_be_chosen(run, std_dir, sweep):
+    if not (Path(std_dir) / "sst.json").exists():
+        return True
+    _, rows = sweep_rows(std_dir, sweep)
+    mine = next((r for r in rows if Path(r["dir"]).resolve() == Path(run).resolve()), None)
+    if mine is None:
+        print(f"--may-be-chosen: '{run}' is not among the finished runs given", file=sys.stderr)
+        sys.exit(2)  # 1 means "cannot be chosen"
+    return not any(rank(r) > rank(mine) for r in rows if r["masking"] == mine["masking"])
+
+
+def main():
+    if sys.argv[1] == "--may-be-chosen":
+        run, std_dir, sweep = sys.argv[2], sys.argv[3], sys.argv[4:]
+        sys.exit(0 if may_be_chosen(run, std_dir, sweep) else 1)
+    std_dir, sweep = sys.argv[1], sys.argv[2:]
+    std, rows = sweep_rows(std_dir, sweep)
+    chosen, closest = {}, {}
     # masking, then the hard threshold before straight-through, then ξ from large to small
     rows.sort(key=lambda r: (r["masking"], r["straight_through"], -r["xi"], r["lambda"]))
     for kind in sorted({r["masking"] for r in rows}):

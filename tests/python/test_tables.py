@@ -108,6 +108,15 @@ def test_sst_select_rule_and_closest(tmp_path):
     assert out["chosen"] == {"baseline": str(runs[1]), "probabilistic": str(runs[4]), "robust": None}
     assert out["closest"] == {"robust": str(runs[6])}
     assert "closest (none within a point)" in out["table"]
+    # --may-be-chosen: the picks can be, a run a finished one beats cannot; with its rivals not yet
+    # finished (b1 without b2), b1 still can; an unfinished standard model leaves every run possible
+    def may(run, *sweep, standard=std):
+        return subprocess.run([sys.executable, str(SST_SELECT), "--may-be-chosen", str(run), str(standard),
+                               *map(str, sweep)], capture_output=True, text=True).returncode
+    assert [may(r, *runs) for r in runs] == [1, 0, 1, 1, 0, 1, 0, 1]
+    assert may(runs[0], runs[0], runs[2]) == 0 and may(runs[2], runs[0], runs[2]) == 1
+    assert may(runs[7], runs[5], runs[7]) == 0  # r3 beats r1 until r2 (as accurate, more faithful) is in
+    assert may(runs[2], *runs, standard=tmp_path / "unfinished") == 0
 
 
 SST_HISTORY = REPO / "scripts" / "sst_history.py"
