@@ -37,28 +37,31 @@ case ${TASK_MODELS:-encoder} in
 esac
 
 train() {  # out dir, then sst train options; skipped when a finished run is there
-  local out=$1; shift
+  local out=$1 sst=1; shift
+  [[ " $* " == *" --masking none "* ]] && sst=  # a standard model
   mkdir -p "$(dirname "$out")"
   # A run unpacked from an archive (scripts/sst_archive.sh: its records without the weights) is
   # finished (its summary, $out.json, is written when a training ends: a run cut off has none);
   # compare retrains a standard model only where it still needs it (ensure_weights). An SST run
   # whose evaluation was cut off is trained again here, with EVAL_EACH, to finish it.
   if [ -f "$out/sst.json" ] && [ ! -f "$out/model.safetensors" ] && [ -s "$out.json" ]; then
-    if [ -z "${EACH_TEST:-}" ] || [[ " $* " == *" --masking none "* ]] || [ -f "$out-eval/table.md" ] ||
-       ! may_be_chosen "$out"; then
+    if [ -z "${EACH_TEST:-}" ] || [ -z "$sst" ] || [ -f "$out-eval/table.md" ] || ! may_be_chosen "$out"; then
       echo "$out: finished on an earlier machine (weights not archived): $(cat "$out.json")"
       return 0
     fi
     echo "$out: its evaluation was cut off on an earlier machine (weights not archived): trained again"
-    rm -rf "$out" "$out-eval"
+    # the run's records stay until the training replaces them: the runs beside it, trained at the
+    # same time, ask may_be_chosen against them
+    rm -rf "$out-eval"
   fi
   printf '%s\n' "$@" > "$out.args"  # how it was trained, for ensure_weights
   "${S[@]}" train -o "$out" --resume "$@" > "$out.json" 2> "$out.log"
   echo "$out: $(cat "$out.json")"
   # EVAL_EACH=1 (text_paper): an SST run that the selection rule can still pick is evaluated as soon
   # as it is trained, beside the other trainings, so that its weights are not needed again
-  # (scripts/sst_archive.sh); one that a finished run of its kind already beats never will be
-  if [ -n "${EACH_TEST:-}" ] && [[ " $* " != *" --masking none "* ]]; then
+  # (scripts/sst_archive.sh); one that a finished run of its kind already beats never will be. A
+  # finished evaluation is not resumed here (that alone reads the whole test split again)
+  if [ -n "${EACH_TEST:-}" ] && [ -n "$sst" ] && [ ! -f "$out-eval/table.md" ]; then
     if may_be_chosen "$out"; then
       evaluate_sst one "$out" "$out-eval" "$EACH_TEST" "$EACH_LIMIT" "${EACH_OPT:-}"
     else
@@ -173,12 +176,14 @@ compare() {
       { [ -n "$carter" ] && [ ! -f "$posthoc-sis-threshold/table.md" ]; }; }; then
     ensure_weights "$std"
   fi
-  [ -f "$std/model.safetensors" ] &&
+  local std_weights=
+  [ -f "$std/model.safetensors" ] && std_weights=1  # without them, both searches finished earlier
+  [ -n "$std_weights" ] &&
   "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --standard "$std" --data "$data" --methods sis,anchors,gradient --limit "$limit" \
     --time-limit "$tl" --noise "$NOISE" -o "$posthoc" > /dev/null
   [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc")" "$dir/eval-posthoc"
   if [ -n "$carter" ]; then
-    [ -f "$std/model.safetensors" ] &&
+    [ -n "$std_weights" ] &&
     "${E[@]}" evaluate ${extra[@]+"${extra[@]}"} --standard "$std" --data "$data" --methods sis --sis-criterion threshold --sis-threshold 0.9 \
       --limit "$limit" --time-limit "$tl" --noise "$NOISE" -o "$posthoc-sis-threshold" > /dev/null
     [ "$posthoc" = "$dir/eval-posthoc" ] || ln -sfn "$(readlink -f "$posthoc-sis-threshold")" "$dir/eval-posthoc-sis-threshold"
@@ -241,6 +246,8 @@ NOISE=domain
 PAPER_IMAGE_XIS="1e-5 1e-6 1e-7 1e-8 1e-9 1e-10 1e-11"
 PAPER_TEXT_XIS="1e-4 1e-5 1e-6 1e-7 1e-8"
 PAPER_TEXT_LRS="2e-5 3e-5 5e-5"
+# the text sweep (text_paper): the two kinds over the ξ grid, hard threshold; as sweep's arguments
+TEXT_SWEEP=("baseline probabilistic" "$PAPER_TEXT_XIS" "" "")
 [[ ${EVAL_EACH:-0} =~ ^[01]$ ]] || { echo "EVAL_EACH: '$EVAL_EACH' is not 0 or 1" >&2; exit 2; }
 [ -z "${LR_GUESS:-}" ] || [[ " $PAPER_TEXT_LRS " == *" $LR_GUESS "* ]] ||
   { echo "LR_GUESS: '$LR_GUESS' is not one of the paper's text rates ($PAPER_TEXT_LRS)" >&2; exit 2; }
@@ -287,7 +294,7 @@ text_paper() {
   done
   if [ -n "${LR_GUESS:-}" ] && [[ $variant == "" || $variant == -robust ]]; then
     for seed in ${SEEDS:-13 14 15}; do
-      sweep_jobs "runs/sst/$name/s$seed/lr$LR_GUESS" "$data $(text_common "$seed") --lr $LR_GUESS" "baseline probabilistic" "$PAPER_TEXT_XIS" "" ""
+      sweep_jobs "runs/sst/$name/s$seed/lr$LR_GUESS" "$data $(text_common "$seed") --lr $LR_GUESS" "${TEXT_SWEEP[@]}"
       runs+=(${SWEEP_JOBS[@]+"${SWEEP_JOBS[@]}"})
     done
   fi
@@ -325,7 +332,7 @@ PY
       done
       continue
     fi
-    sweep "$R/lr$LR" "$C --lr $LR" "baseline probabilistic" "$PAPER_TEXT_XIS" "" ""
+    sweep "$R/lr$LR" "$C --lr $LR" "${TEXT_SWEEP[@]}"
     [ "$variant" = -robust ] && sweep "$R/lr$LR" "$C --lr $LR --pgd-steps 3" "robust" "$PAPER_TEXT_XIS" "" ""
     EVAL_OPT=$eval_opt compare "$R/lr$LR" "$test" "$limit" "$tl" "$R/lr$LR/standard" carter
     if [ "$variant" = -ste ]; then

@@ -14,7 +14,8 @@ run (then the most faithful), which scripts/sst_experiments.sh evaluates under t
 
 exits 0 when RUN, one of the finished SWEEP_DIRs, can still be the run the rule picks for its
 masking kind (chosen or closest) whatever the unfinished runs give, else 1: the rule picks the
-run of highest rank() (ties to the earlier), and runs still to come can only add competitors.
+run of highest rank() (ties to the earlier; main() picks by it too), and runs still to come can
+only add competitors.
 scripts/sst_experiments.sh's EVAL_EACH evaluates only such runs. An unfinished standard model
 (no sst.json yet) leaves every run possible.
 """
@@ -73,18 +74,10 @@ def main():
     # masking, then the hard threshold before straight-through, then ξ from large to small
     rows.sort(key=lambda r: (r["masking"], r["straight_through"], -r["xi"], r["lambda"]))
     for kind in sorted({r["masking"] for r in rows}):
-        cands = [r for r in rows if r["masking"] == kind and r["eligible"]]
-        faithful = [r for r in cands if r["val_faithfulness"] >= 0.95]
-        if faithful:
-            pick = min(faithful, key=lambda r: r["val_size"])
-        elif cands:
-            pick = max(cands, key=lambda r: r["val_faithfulness"])
-        else:
-            pick = None
-            of_kind = [r for r in rows if r["masking"] == kind]
-            near = max(of_kind, key=lambda r: (r["val_accuracy"], r["val_faithfulness"], -of_kind.index(r)))
-            closest[kind] = near["dir"]
-        chosen[kind] = pick["dir"] if pick else None
+        pick = max((r for r in rows if r["masking"] == kind), key=rank)  # the first of the highest rank
+        chosen[kind] = pick["dir"] if pick["eligible"] else None
+        if not pick["eligible"]:
+            closest[kind] = pick["dir"]
     lines = ["| masking | threshold | ξ | λ | epoch | val accuracy % | val faithful % | val size % | chosen |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
