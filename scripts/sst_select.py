@@ -6,7 +6,7 @@
 Rule (ours; the paper's appendix rule was not available to us): among the runs whose validation
 accuracy is within 1 point of the standard model's, take those whose validation faithfulness under
 their own masking is ≥ 0.95 and choose the smallest mean subset; when none reaches 0.95, the most
-faithful. Ties go to the earlier run in the argument order. One choice per masking kind.
+faithful. Ties go to the run first in the sweep's order (order()). One choice per masking kind.
 When no run of a kind is within the point, none is chosen and "closest" names the most accurate
 run (then the most faithful), which scripts/sst_experiments.sh evaluates under that label.
 
@@ -14,8 +14,8 @@ run (then the most faithful), which scripts/sst_experiments.sh evaluates under t
 
 exits 0 when RUN, one of the finished SWEEP_DIRs, can still be the run the rule picks for its
 masking kind (chosen or closest) whatever the unfinished runs give, else 1: the rule picks the
-run of highest rank() (ties to the earlier; main() picks by it too), and runs still to come can
-only add competitors.
+run of highest rank(), ties to the run first in order() (main() picks by both too), and runs still
+to come can only add competitors.
 scripts/sst_experiments.sh's EVAL_EACH evaluates only such runs. An unfinished standard model
 (no sst.json yet) leaves every run possible.
 """
@@ -53,6 +53,16 @@ def rank(r):
     return (0, r["val_accuracy"], r["val_faithfulness"])
 
 
+def order(r):
+    """The sweep's order, which breaks rank() ties: masking, the hard threshold before straight-through,
+    then ξ from large to small."""
+    return (r["masking"], r["straight_through"], -r["xi"], r["lambda"])
+
+
+def beats(r, mine):
+    return rank(r) > rank(mine) or (rank(r) == rank(mine) and order(r) < order(mine))
+
+
 def may_be_chosen(run, std_dir, sweep):
     if not (Path(std_dir) / "sst.json").exists():
         return True
@@ -61,7 +71,7 @@ def may_be_chosen(run, std_dir, sweep):
     if mine is None:
         print(f"--may-be-chosen: '{run}' is not among the finished runs given", file=sys.stderr)
         sys.exit(2)  # 1 means "cannot be chosen"
-    return not any(rank(r) > rank(mine) for r in rows if r["masking"] == mine["masking"])
+    return not any(beats(r, mine) for r in rows if r["masking"] == mine["masking"])
 
 
 def main():
@@ -71,8 +81,7 @@ def main():
     std_dir, sweep = sys.argv[1], sys.argv[2:]
     std, rows = sweep_rows(std_dir, sweep)
     chosen, closest = {}, {}
-    # masking, then the hard threshold before straight-through, then ξ from large to small
-    rows.sort(key=lambda r: (r["masking"], r["straight_through"], -r["xi"], r["lambda"]))
+    rows.sort(key=order)
     for kind in sorted({r["masking"] for r in rows}):
         pick = max((r for r in rows if r["masking"] == kind), key=rank)  # the first of the highest rank
         chosen[kind] = pick["dir"] if pick["eligible"] else None

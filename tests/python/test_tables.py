@@ -117,6 +117,15 @@ def test_sst_select_rule_and_closest(tmp_path):
     assert may(runs[0], runs[0], runs[2]) == 0 and may(runs[2], runs[0], runs[2]) == 1
     assert may(runs[7], runs[5], runs[7]) == 0  # r3 beats r1 until r2 (as accurate, more faithful) is in
     assert may(runs[2], *runs, standard=tmp_path / "unfinished") == 0
+    # a tie in rank goes to the run first in the sweep's order (the larger ξ), as main() picks: ERASER's
+    # probabilistic ξ = 1e-4 and 1e-5 both predict one class (50%, 100% "faithful"), and 1e-5 can no
+    # longer be picked once 1e-4 is finished, whichever finished first
+    t1 = write_sst_run(tmp_path / "t1", "probabilistic", 1e-4, 0.50, 1.0, 0.15)
+    t2 = write_sst_run(tmp_path / "t2", "probabilistic", 1e-5, 0.50, 1.0, 0.16)
+    assert may(t2, t2, t1) == 1 and may(t1, t2, t1) == 0 and may(t2, t2) == 0
+    picked = json.loads(subprocess.run([sys.executable, str(SST_SELECT), str(std), str(t2), str(t1)],
+                                       capture_output=True, text=True).stdout)
+    assert picked["closest"] == {"probabilistic": str(t1)}
 
 
 SST_HISTORY = REPO / "scripts" / "sst_history.py"
