@@ -14,8 +14,8 @@ run (then the most faithful), which scripts/sst_experiments.sh evaluates under t
 
 exits 0 when RUN, one of the finished SWEEP_DIRs, can still be the run the rule picks for its
 masking kind (chosen or closest) whatever the unfinished runs give, else 1: the rule picks the
-run of highest rank(), ties to the run first in order() (main() picks by both too), and runs still
-to come can only add competitors.
+run unbeaten() among them (main() picks by it too), and runs still to come can only add
+competitors.
 scripts/sst_experiments.sh's EVAL_EACH evaluates only such runs. An unfinished standard model
 (no sst.json yet) leaves every run possible.
 """
@@ -59,8 +59,11 @@ def order(r):
     return (r["masking"], r["straight_through"], -r["xi"], r["lambda"])
 
 
-def beats(r, mine):
-    return rank(r) > rank(mine) or (rank(r) == rank(mine) and order(r) < order(mine))
+def unbeaten(mine, rows):
+    """No run of mine's kind in rows ranks above it, or as high and first in order(): the rule's pick
+    among rows, and one that later runs may still beat."""
+    return not any(rank(r) > rank(mine) or (rank(r) == rank(mine) and order(r) < order(mine))
+                   for r in rows if r["masking"] == mine["masking"])
 
 
 def may_be_chosen(run, std_dir, sweep):
@@ -71,7 +74,7 @@ def may_be_chosen(run, std_dir, sweep):
     if mine is None:
         print(f"--may-be-chosen: '{run}' is not among the finished runs given", file=sys.stderr)
         sys.exit(2)  # 1 means "cannot be chosen"
-    return not any(beats(r, mine) for r in rows if r["masking"] == mine["masking"])
+    return unbeaten(mine, rows)
 
 
 def main():
@@ -83,7 +86,7 @@ def main():
     chosen, closest = {}, {}
     rows.sort(key=order)
     for kind in sorted({r["masking"] for r in rows}):
-        pick = max((r for r in rows if r["masking"] == kind), key=rank)  # the first of the highest rank
+        pick = next(r for r in rows if r["masking"] == kind and unbeaten(r, rows))
         chosen[kind] = pick["dir"] if pick["eligible"] else None
         if not pick["eligible"]:
             closest[kind] = pick["dir"]
