@@ -465,6 +465,35 @@ TEST(SstText, LongTextsAreReadWholeAsWindows) {
   EXPECT_TRUE(torch::allclose(model->logits(x), out.logits, 1e-5, 1e-5));
 }
 
+// The post-hoc searches pass a text model at most batch_tokens token positions at a time (a long
+// document's row is all of its windows; 512 such rows at once ran out of memory on ERASER): one row
+// a pass finds the same subset from the same inputs as the default's batches.
+TEST(SstSearch, TextSearchesPassAtMostBatchTokens) {
+  SALIENT_REQUIRE_SHARED(fixture_model());
+  const std::string data = tmp_dir("long-search.jsonl");
+  write_file_atomic(data, long_text_rows());
+  auto model = make_text_model(load_classifier(fixture_model()), 3);
+  model->set_training(false);
+  const SstData d = load_text_data(data, "", text_classifier(*model), 0, 0, true);
+  for (const auto& [method, row] : {std::pair<std::string, int64_t>{"gradient", 0}, {"sis", 1}}) {
+    const FeatureBatch x = d.batch(row, row + 1);
+    const int64_t target = model->logits(x).argmax(1).item<int64_t>();
+    SearchOptions o;
+    o.time_limit = 120;
+    const SearchResult batched = sufficient_subset_search(method, *model, x, target, o);
+    o.batch_tokens = x.width();  // one row a pass
+    const SearchResult one = sufficient_subset_search(method, *model, x, target, o);
+    ASSERT_FALSE(batched.timed_out || one.timed_out) << method;
+    EXPECT_TRUE(torch::equal(batched.subset, one.subset)) << method;
+    EXPECT_EQ(batched.forward_rows, one.forward_rows) << method;
+    EXPECT_EQ(one.forward_passes, one.forward_rows) << method;
+    EXPECT_LT(batched.forward_passes, batched.forward_rows) << method;
+  }
+  SearchOptions bad;
+  bad.batch_tokens = 0;
+  EXPECT_NE(error_of([&] { bad.validate(); }).find("--search-tokens"), std::string::npos);
+}
+
 // A batch in parts of at most N windows (--max-windows) is the same step: the parts' totals add up
 // to the batch's loss and their gradients to its gradient (dropout off; the robust attack, HotFlip,
 // is deterministic), and validation gives the same numbers.
@@ -711,6 +740,10 @@ TEST(SstCli, BadValuesAreOneLineErrors) {
                         "--sis-criterion");
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sis --standard x --sis-threshold 1"),
                         "--sis-threshold");
+  expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sis --standard x --search-tokens 0"),
+                        "--search-tokens");
+  expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sis --standard x --search-batch 0"),
+                        "--search-batch");
   expect_one_line_error(run_salient("sst evaluate --data mnist:test -o " + out + " --methods sst --model x --noise none"),
                         "--noise");
   expect_one_line_error(run_salient("sst explain --model /nonexistent"), "sst.json");

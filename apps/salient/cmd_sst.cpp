@@ -142,6 +142,10 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
                               "the --limit N examples explained drawn at random (seeded by --seed), not the first N; accuracy stays over the whole split");
   add_named_option<int64_t>(evaluate, "--accuracy-limit", v, "accuracy_limit", "examples for accuracy (0 = the whole split, default)");
   add_named_option<double>(evaluate, "--time-limit", v, "time_limit", "post-hoc searches: seconds per example before a time-out (default 10)");
+  add_named_option<int64_t>(evaluate, "--search-batch", v, "search_batch", "post-hoc searches: inputs per forward pass (default 512)");
+  add_named_option<int64_t>(evaluate, "--search-tokens", v, "search_tokens",
+                            "post-hoc searches, text: at most this many token positions per forward pass (default 32768; the "
+                            "time limit is checked between passes)");
   add_named_option<int>(evaluate, "--samples", v, "samples", "probabilistic faithfulness: random fills per subset (default 20)");
   add_named_option<std::string>(evaluate, "--ranking", v, "ranking", "gradient search: ig (default) | gradient");
   add_named_option<int64_t>(evaluate, "--ig-steps", v, "ig_steps", "gradient search: IG points (default 20)");

@@ -33,7 +33,7 @@ def train(train, dev, out, masking="baseline", **options):
 def evaluate(data, out, **options):
     """SST against the post-hoc searches (``salient sst evaluate``): options model (the SST model),
     standard (the standard model for sis, anchors, gradient), methods (list), limit, limit_random
-    (the examples explained drawn at random with the seed), accuracy_limit, time_limit, samples, ranking, ig_steps, precision, beam, max_length, windows, views,
+    (the examples explained drawn at random with the seed), accuracy_limit, time_limit, search_batch, search_tokens, samples, ranking, ig_steps, precision, beam, max_length, windows, views,
     seed, epsilon, pgd_step, pgd_steps, noise, sis_criterion, sis_threshold, data_dir. Writes table.md/csv/json and report.html to
     ``out`` (resumable); returns one row per method: accuracy, subset size, seconds, time-outs
     and the three faithfulness rates, as a pandas DataFrame when pandas is installed."""

@@ -385,6 +385,8 @@ const Setters<sst::SstEvalOptions>& sst_eval_setters() {
       {"limit_random", field(&O::limit_random)},
       {"accuracy_limit", field(&O::accuracy_limit)},
       {"time_limit", [](O& o, const json& v) { o.search.time_limit = option_value<double>(v); }},
+      {"search_batch", [](O& o, const json& v) { o.search.batch = option_value<int64_t>(v); }},
+      {"search_tokens", [](O& o, const json& v) { o.search.batch_tokens = option_value<int64_t>(v); }},
       {"samples", field(&O::samples)},
       {"ranking", [](O& o, const json& v) { o.search.ranking = option_value<std::string>(v); }},
       {"ig_steps", [](O& o, const json& v) { o.search.ig_steps = option_value<int64_t>(v); }},

@@ -18,6 +18,7 @@ using Clock = std::chrono::steady_clock;
 void SearchOptions::validate() const {
   if (!(time_limit > 0)) fail("--time-limit: must be positive seconds, got {}", time_limit);
   if (batch < 1) fail("--search-batch: must be at least 1, got {}", batch);
+  if (batch_tokens < 1) fail("--search-tokens: must be at least 1, got {}", batch_tokens);
   if (!(precision > 0 && precision < 1)) fail("--precision: must be in (0, 1), got {}", precision);
   if (!(delta > 0 && delta < 1)) fail("--delta: must be in (0, 1), got {}", delta);
   if (beam < 1) fail("--beam: must be at least 1, got {}", beam);
@@ -46,14 +47,27 @@ double bernoulli_kl(double p, double q) {
 
 struct Timeout {};
 
+// Rows of `x` per forward pass: `batch`, and for text no more than `batch_tokens` positions.
+int64_t search_rows_per_pass(const SstModel& model, const FeatureBatch& x, const SearchOptions& o) {
+  if (model.modality() != "text") return o.batch;
+  return std::clamp<int64_t>(o.batch_tokens / std::max<int64_t>(1, x.width()), 1, o.batch);
+}
+
 // Evaluates one example under many keep masks, in chunks, counting rows and watching the clock.
 class Oracle {
  public:
   Oracle(const SstModel& model, const FeatureBatch& x, int64_t target, const SearchOptions& o, const torch::Tensor& vocab)
       : model_(model), x_(x), target_(target), o_(o), vocab_(vocab), gen_(at::detail::createCPUGenerator(o.seed)),
-        deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit))) {}
+        deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit))),
+        rows_per_pass_(search_rows_per_pass(model, x, o)) {}
 
   int64_t rows() const { return rows_; }
+  int64_t passes() const { return passes_; }
+  int64_t rows_per_pass() const { return rows_per_pass_; }
+  void count_pass(int64_t rows) {
+    rows_ += rows;
+    ++passes_;
+  }
   void check_clock() const {
     if (Clock::now() > deadline_) throw Timeout{};
   }
@@ -64,16 +78,16 @@ class Oracle {
     torch::NoGradGuard ng;
     std::vector<torch::Tensor> parts;
     const int64_t m = keeps.size(0);
-    for (int64_t b = 0; b < m; b += o_.batch) {
+    for (int64_t b = 0; b < m; b += rows_per_pass_) {
       check_clock();
-      const int64_t e = std::min(m, b + o_.batch);
+      const int64_t e = std::min(m, b + rows_per_pass_);
       FeatureBatch xb = x_.repeat(e - b);
       torch::Tensor keep = keep_of(keeps.slice(0, b, e), xb.features);
       torch::Tensor fill = complement_fill(model_, xb, keep, kind, torch::full({e - b}, target_, torch::kInt64), o_.fill, gen_, vocab_);
       torch::Tensor logits = model_.mixed_logits(xb, fill, keep.to(torch::kFloat32));
       parts.push_back(want_prob ? torch::softmax(logits, 1).select(1, target_).to(torch::kFloat64)
                                 : logits.argmax(1).eq(target_).to(torch::kFloat64));
-      rows_ += e - b;
+      count_pass(e - b);
     }
     return torch::cat(parts);
   }
@@ -97,7 +111,8 @@ class Oracle {
   torch::Tensor vocab_;
   at::Generator gen_;
   Clock::time_point deadline_;
-  int64_t rows_ = 0;
+  int64_t rows_per_pass_;
+  int64_t rows_ = 0, passes_ = 0;
 };
 
 // Per keep row: is that subset sufficient by the search's SIS criterion (baseline completion)?
@@ -297,9 +312,11 @@ torch::Tensor gradient_search(Oracle& oracle, const SearchOptions& o) {
   const torch::Tensor fill = complement_fill(oracle.model(), x, torch::zeros_like(x.features), MaskKind::Baseline, {}, {}, unused);
   const int64_t m = o.ranking == "ig" ? o.ig_steps : 1;
   torch::Tensor attribution = torch::zeros({x.width()});
-  for (int64_t b = 0; b < m; b += o.batch) {
+  // a backward pass keeps every layer's activations: a quarter of the rows of a forward one
+  const int64_t rows = std::max<int64_t>(1, oracle.rows_per_pass() / 4);
+  for (int64_t b = 0; b < m; b += rows) {
     oracle.check_clock();
-    const int64_t e = std::min(m, b + o.batch);
+    const int64_t e = std::min(m, b + rows);
     torch::Tensor alphas = o.ranking == "ig" ? (torch::arange(b, e, torch::kFloat32) + 0.5) / static_cast<double>(m)
                                              : torch::ones({1});
     FeatureBatch xb = x.repeat(e - b);
@@ -307,6 +324,7 @@ torch::Tensor gradient_search(Oracle& oracle, const SearchOptions& o) {
     torch::Tensor logit = oracle.model().mixed_logits(xb, fill.expand({e - b, -1}), keep).select(1, oracle.target());
     torch::Tensor g = torch::autograd::grad({logit.sum()}, {keep})[0];
     attribution += g.sum(0).detach() / static_cast<double>(m);
+    oracle.count_pass(e - b);
   }
   attribution = attribution.masked_fill(x.features[0].logical_not(), -std::numeric_limits<float>::infinity());
   const int64_t nf = oracle.x().features[0].sum().item<int64_t>();
@@ -363,6 +381,7 @@ SearchResult sufficient_subset_search(const std::string& method, const SstModel&
     r.subset = torch::Tensor();
   }
   r.forward_rows = oracle.rows();
+  r.forward_passes = oracle.passes();
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }

@@ -39,6 +39,10 @@ namespace salient::sst {
 struct SearchOptions {
   double time_limit = 10;  // seconds per example
   int64_t batch = 512;     // rows per forward pass
+  // text: and at most this many token positions per pass (a long document's row is all of its
+  // windows, and one pass of 512 of them does not fit in memory); lower it for a time limit kept
+  // more closely, since the clock is read between passes
+  int64_t batch_tokens = 32768;
   uint64_t seed = 0;
   // anchors
   double precision = 0.95, delta = 0.1, lucb_epsilon = 0.1, epsilon_stop = 0.05;
@@ -67,7 +71,8 @@ struct SearchResult {
   bool complete = true;
   bool timed_out = false;
   double seconds = 0;
-  int64_t forward_rows = 0;  // inputs evaluated
+  int64_t forward_rows = 0;    // inputs evaluated
+  int64_t forward_passes = 0;  // model calls they took (batch, batch_tokens)
 };
 
 const std::vector<std::string>& search_method_names();  // sis, anchors, gradient
