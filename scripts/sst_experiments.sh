@@ -391,7 +391,8 @@ for t in "${tasks[@]}"; do
       # are drawn at random too (test is sorted by class as well). A standard model took 11–26 min
       # at one thread beside other trainings. The post-hoc searches pass 4,096 token positions (8
       # windows) at a time, so that a search stops soon after its 10 s (the clock is read between
-      # passes; 512 rows a pass, before --search-tokens, took 17 GiB and was killed)
+      # passes: seed 13's SIS stopped at 10.1–13.1 s; 512 rows a pass, before --search-tokens, took
+      # 17 GiB and was killed)
       text_paper eraser-paper "${t#eraser-paper}" "--train eraser:train --dev eraser:val --windows --max-windows ${ERASER_MAX_WINDOWS:-8} --limit ${ERASER_LIMIT:-400} --limit-random --epochs 1 --patience 1 --batch-size ${ERASER_BATCH:-8}" eraser:test 30 10 "--windows --limit-random --search-tokens 4096" ;;
     mnist)  # the paper's MLP; 7,200 train / 800 val / 2,000 test of the 10,000 MNIST test images
       NOISE=domain

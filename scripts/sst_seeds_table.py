@@ -45,7 +45,7 @@ def main():
     root = Path(sys.argv[1])
     seeds = sorted((p for p in root.glob("s*") if p.is_dir() and p.name[1:].isdigit()), key=lambda p: int(p.name[1:]))
     cells, chosen, runs = {}, {}, []  # label -> metric -> per-seed values
-    order = []
+    order, used = [], []  # the seeds with an evaluation (a seed's trainings may still be under way)
     for seed in seeds:
         for variant, name in VARIANTS.items():
             d = variant_dir(seed, variant)
@@ -67,6 +67,8 @@ def main():
                 else:
                     label = f"{label}, {name}"
                 runs.append(run)
+                if seed not in used:
+                    used.append(seed)
                 if label not in cells:
                     order.append(label)
                 c = cells.setdefault(label, {})
@@ -84,7 +86,7 @@ def main():
         sys.exit(f"{root}: no evaluations under s*/paper or s*/ste")
     fills = sorted({(r.get("fill", {}).get("noise", "domain"), r.get("fill", r.get("attack", {})).get("epsilon", 0.12)) for r in runs})
     limits = sorted({r["time_limit"] for r in runs if r.get("standard_model")})  # the post-hoc searches' runs
-    print(f"Seeds: {', '.join(s.name[1:] for s in seeds)}. Mean ± std over seeds. Probabilistic fill: "
+    print(f"Seeds: {', '.join(s.name[1:] for s in used)}. Mean ± std over seeds. Probabilistic fill: "
           + "; ".join(f"{n} (ε = {e:g})" for n, e in fills)
           + f". Post-hoc time limit: {', '.join(f'{t:g} s' for t in limits)} per example. "
           "Faithfulness and size over the examples that finished; time per explanation.\n")

@@ -1,5 +1,6 @@
 """The table scripts that turn runs into the docs' opening tables (scripts/*_table.py), on small
 hand-made inputs whose answers are worked out here."""
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,26 @@ def test_sst_history_every_epoch_and_the_kept_one(tmp_path):
                              capture_output=True, text=True)
     assert missing.returncode != 0 and missing.stdout == ""
     assert "nope/sst.json: not found" in missing.stderr
+
+
+def write_posthoc(directory, accuracy, seconds):
+    """One seed's post-hoc evaluation (eval-posthoc/table.json): a sis row, every example finished."""
+    directory.mkdir(parents=True, exist_ok=True)
+    row = {"method": "sis", "accuracy": accuracy, "explained": 10, "timed_out": 0, "size_percent": 3.0,
+           "size_percent_std": 1.0, "seconds_per_explanation": seconds, "faithful_baseline": 100.0,
+           "faithful_probabilistic": 50.0, "faithful_robust": 1.0}
+    run = {"fill": {"noise": "sax", "epsilon": 0.12}, "time_limit": 10.0, "standard_model": "std"}
+    (directory / "table.json").write_text(json.dumps({"rows": [row], "run": run}))
+
+
+def test_sst_seeds_table_mean_over_the_seeds_evaluated(tmp_path):
+    # s13 and s14 evaluated; s15's trainings under way (a folder, no evaluation): not a seed of the table
+    write_posthoc(tmp_path / "s13" / "paper" / "eval-posthoc", 0.80, 2.0)
+    write_posthoc(tmp_path / "s14" / "paper" / "eval-posthoc", 0.90, 4.0)
+    (tmp_path / "s15" / "lr2e-5" / "standard").mkdir(parents=True)
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "sst_seeds_table.py"), str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Seeds: 13, 14. "), done.stdout
+    cells = row_of(done.stdout, "sis (standard model)")
+    assert cells[1] == "85.00 ± 7.07" and cells[3] == "3.00 s" and cells[8] == "10/10"
