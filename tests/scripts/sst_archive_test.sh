@@ -38,9 +38,16 @@ check "eval-sst-baseline-closest links the run's own evaluation" [ -L "$R/eval-s
 check "the post-hoc searches ran" [ -f "$R/eval-posthoc/table.md" ]
 check "Carter's SIS ran" [ -f "$R/eval-posthoc-sis-threshold/table.md" ]
 
-# 2. the archive: records without weights or checkpoints
+# 2. the archive: records without weights or checkpoints, examples without their per-token scores
+examples=$R/sweep/baseline-hard-xi1e-4-eval/examples-sst.jsonl
+printf '%s\n' '{"baseline":1.0,"index":0,"selection":[0.25,0.75,1e-05],"size_percent":50.0,"subset":[1]}' \
+  '{"index":1,"size_percent":0.0,"subset":[],"selection":[0.5]}' > "$examples"
 (cd "$work" && scripts/sst_archive.sh eraser-paper > /dev/null)
 archive=$work/docs/results/sst-eraser-paper.tar.gz
+check "archived examples keep all but selection" [ "$(tar -xzf "$archive" -O eraser-paper/s13/lr5e-5/sweep/baseline-hard-xi1e-4-eval/examples-sst.jsonl)" = \
+  '{"baseline":1.0,"index":0,"size_percent":50.0,"subset":[1]}
+{"index":1,"size_percent":0.0,"subset":[]}' ]
+check "and the run's own file keeps it" grep -q selection "$examples"
 check "archive has no weights or checkpoints" [ "$(tar -tzf "$archive" | grep -c 'safetensors\|/last/')" -eq 0 ]
 check "archive has every run's sst.json" [ "$(tar -tzf "$archive" | grep -c '/sst.json$')" -eq 13 ]
 
@@ -77,5 +84,5 @@ for bad in "EVAL_EACH=2|EVAL_EACH: '2' is not 0 or 1" "LR_GUESS=1e-3|LR_GUESS: '
     refused=1
   check "${bad%%|*} refused in one line with status 2, nothing run ($status: $err)" [ $refused -eq 0 ]
 done
-[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 23 checks passed"
+[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 25 checks passed"
 exit $fails
