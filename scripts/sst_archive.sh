@@ -26,7 +26,5 @@ trap 'rm -rf "$tmp" "$stage"' EXIT
 (cd runs/sst && xargs -d '\n' cp -P --parents -t "$stage" < "$stage/.list")
 find "$stage" -type f -name 'examples-*.jsonl' -exec sed -E -i 's/,"selection":\[[^]]*\]//; s/"selection":\[[^]]*\],?//' {} +
 (cd "$stage" && tar --no-recursion --owner=0 --group=0 --numeric-owner --mtime=2026-01-01 -cf - -T .list | gzip -n -9) > "$tmp"
-mv "$tmp" "$out"
-rm -rf "$stage"
-trap - EXIT
+mv "$tmp" "$out"  # the trap removes the staged copy
 echo "$out: $(tar -tzf "$out" | wc -l) files, $(du -k "$out" | cut -f1) KB"
