@@ -257,7 +257,7 @@ TEXT_STE_XIS="0.03 0.1 0.3 1 3"
 
 # text_paper NAME VARIANT "data options" TEST LIMIT TIME_LIMIT [EVAL_OPTION]: the paper's text protocol
 # on a new head over the pre-trained MiniLM encoder, per seed: AdamW, the lr of the paper's grid with
-# the best standard model (validation accuracy), the ξ grid swept at it (not crossed with it: time)
+# the best standard model (validation accuracy, ties to the lower loss), the ξ grid swept at it (not crossed with it: time)
 # with the hard threshold, the authors' fills. VARIANT "" | -robust (also HotFlip robust masking, 3
 # flips, over the same grid: salient's extension) | -robust-ablation (-robust's ξ = 1e-4 run, and
 # it again with 1 flip and with λ = 0.1; each evaluated with 1 and 10 flips) | -ste (also
@@ -302,14 +302,7 @@ text_paper() {
   for seed in ${SEEDS:-13 14 15}; do
     R=runs/sst/$name/s$seed
     C="$data $(text_common "$seed")"
-    LR=$(python3 - "$R" $PAPER_TEXT_LRS <<'PY'
-import json, sys
-def acc(lr):
-    s = json.load(open(f"{sys.argv[1]}/lr{lr}/standard/sst.json"))
-    return s["history"][s["best_epoch"] - 1]["val_accuracy"]
-print(max(sys.argv[2:], key=acc))
-PY
-)
+    LR=$(python3 scripts/sst_select.py --choose-lr "$R" $PAPER_TEXT_LRS)
     ln -sfn "lr$LR" "$R/chosen-lr"
     if [ "$variant" = -robust-ablation ]; then
       # why robust text SST predicts one class (docs/sst.md): -robust's ξ = 1e-4 run (same options

@@ -10,6 +10,13 @@ faithful. Ties go to the run first in the sweep's order (order()). One choice pe
 When no run of a kind is within the point, none is chosen and "closest" names the most accurate
 run (then the most faithful), which scripts/sst_experiments.sh evaluates under that label.
 
+  sst_select.py --choose-lr SEED_DIR RATE...
+
+prints the rate whose standard model (SEED_DIR/lr<RATE>/standard) has the best validation accuracy
+at its kept epoch; a tie in accuracy goes to the lower validation loss, then to the rate first
+given. ERASER's seed 15 needed it: all three standards end at 50.0%, and the loss is the one
+validation number left that tells them apart (the measure early stopping already uses).
+
   sst_select.py --may-be-chosen RUN STANDARD_DIR SWEEP_DIR...
 
 exits 0 when RUN, one of the finished SWEEP_DIRs, can still be the run the rule picks for its
@@ -77,7 +84,21 @@ def may_be_chosen(run, std_dir, sweep):
     return unbeaten(mine, rows)
 
 
+def choose_lr(seed_dir, rates):
+    def validation(rate):
+        _, e = best_epoch(Path(seed_dir) / f"lr{rate}" / "standard")
+        return (e["val_accuracy"], -e["val_loss"])
+    best = rates[0]
+    for rate in rates[1:]:  # strictly better only: a full tie keeps the rate first given
+        if validation(rate) > validation(best):
+            best = rate
+    return best
+
+
 def main():
+    if sys.argv[1] == "--choose-lr":
+        print(choose_lr(sys.argv[2], sys.argv[3:]))
+        return
     if sys.argv[1] == "--may-be-chosen":
         run, std_dir, sweep = sys.argv[2], sys.argv[3], sys.argv[4:]
         sys.exit(0 if may_be_chosen(run, std_dir, sweep) else 1)

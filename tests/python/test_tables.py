@@ -129,6 +129,35 @@ def test_sst_select_rule_and_closest(tmp_path):
     assert picked["closest"] == {"probabilistic": str(t1)}
 
 
+def test_sst_choose_lr_best_accuracy_then_lower_loss(tmp_path):
+    """The text protocol's rate: the standard model with the best validation accuracy; a tie (ERASER's
+    seed 15: all three at 50.0%) goes to the lower validation loss, a full tie to the rate first given."""
+    import json
+
+    def standard(rate, accuracy, loss, seed_dir=tmp_path / "s15"):
+        d = seed_dir / f"lr{rate}" / "standard"
+        d.mkdir(parents=True)
+        history = [{"val_accuracy": 0.9, "val_loss": 0.1},  # epoch 1: not the kept one
+                   {"val_accuracy": accuracy, "val_loss": loss}]
+        (d / "sst.json").write_text(json.dumps({"best_epoch": 2, "history": history}))
+
+    def choose(seed_dir, *rates):
+        done = subprocess.run([sys.executable, str(SST_SELECT), "--choose-lr", str(seed_dir), *rates],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    for rate, loss in (("2e-5", 0.6931), ("3e-5", 0.6953), ("5e-5", 0.6913)):
+        standard(rate, 0.5, loss)
+    assert choose(tmp_path / "s15", "2e-5", "3e-5", "5e-5") == "5e-5"
+    for rate, accuracy, loss in (("2e-5", 0.545, 0.60), ("3e-5", 0.70, 0.65), ("5e-5", 0.68, 0.55)):
+        standard(rate, accuracy, loss, tmp_path / "s14")
+    assert choose(tmp_path / "s14", "2e-5", "3e-5", "5e-5") == "3e-5"  # accuracy first, whatever the loss
+    for rate in ("2e-5", "3e-5"):
+        standard(rate, 0.5, 0.69, tmp_path / "tie")
+    assert choose(tmp_path / "tie", "3e-5", "2e-5") == "3e-5"
+
+
 SST_HISTORY = REPO / "scripts" / "sst_history.py"
 
 
