@@ -34,12 +34,6 @@ std::string hf_field(const std::string& model_type, const std::string& canonical
   return it == distilbert_names.end() ? canonical : it->second;
 }
 
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
 // "BertForSequenceClassification" -> "bert"; "" when the class is not one of ours.
 std::string model_type_from_architecture(const std::string& arch) {
   // Longest prefix first is not needed: none of these is a prefix of another.
@@ -74,28 +68,28 @@ class FieldReader {
     json v = take(key);
     if (v.is_null() && null_means_default) return fallback;
     if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX)) return v.get<int64_t>();
-    fail("{}: field '{}' must be an integer (got {})", path_, key, show(v));
+    fail("{}: field '{}' must be an integer (got {})", path_, key, show_json(v));
   }
 
   double get_double(const std::string& key, double fallback) {
     if (!rest_.contains(key)) return fallback;
     json v = take(key);
     if (v.is_number()) return v.get<double>();
-    fail("{}: field '{}' must be a number (got {})", path_, key, show(v));
+    fail("{}: field '{}' must be a number (got {})", path_, key, show_json(v));
   }
 
   bool get_bool(const std::string& key, bool fallback) {
     if (!rest_.contains(key)) return fallback;
     json v = take(key);
     if (v.is_boolean()) return v.get<bool>();
-    fail("{}: field '{}' must be true or false (got {})", path_, key, show(v));
+    fail("{}: field '{}' must be true or false (got {})", path_, key, show_json(v));
   }
 
   std::string get_string(const std::string& key, const std::string& fallback) {
     if (!rest_.contains(key)) return fallback;
     json v = take(key);
     if (v.is_string()) return v.get<std::string>();
-    fail("{}: field '{}' must be a string (got {})", path_, key, show(v));
+    fail("{}: field '{}' must be a string (got {})", path_, key, show_json(v));
   }
 
   const json& rest() const { return rest_; }
@@ -157,14 +151,14 @@ void read_labels(FieldReader& r, ModelConfig& c, const std::string& path) {
 
   if (!id2label.is_null()) {
     if (!id2label.is_object() || id2label.empty())
-      fail("{}: field 'id2label' must be a non-empty object like {{\"0\": \"NEGATIVE\"}} (got {})", path, show(id2label));
+      fail("{}: field 'id2label' must be a non-empty object like {{\"0\": \"NEGATIVE\"}} (got {})", path, show_json(id2label));
     int64_t n = static_cast<int64_t>(id2label.size());
     names.resize(id2label.size());
     for (const auto& [key, value] : id2label.items()) {
       int64_t index = parse_index(key, n);
       if (index < 0) fail("{}: field 'id2label': key '{}' is not a label index 0..{}", path, one_line(key), n - 1);
       if (!value.is_string())
-        fail("{}: field 'id2label': label {} must be a string (got {})", path, key, show(value));
+        fail("{}: field 'id2label': label {} must be a string (got {})", path, key, show_json(value));
       names[index] = value.get<std::string>();
     }
     if (has_num_labels && num_labels != n)
@@ -172,7 +166,7 @@ void read_labels(FieldReader& r, ModelConfig& c, const std::string& path) {
   } else if (!label2id.is_null()) {
     // Only label2id given: rebuild id2label from it.
     if (!label2id.is_object() || label2id.empty())
-      fail("{}: field 'label2id' must be a non-empty object like {{\"NEGATIVE\": 0}} (got {})", path, show(label2id));
+      fail("{}: field 'label2id' must be a non-empty object like {{\"NEGATIVE\": 0}} (got {})", path, show_json(label2id));
     int64_t n = static_cast<int64_t>(label2id.size());
     names.resize(label2id.size());
     std::vector<bool> seen(label2id.size(), false);
@@ -180,7 +174,7 @@ void read_labels(FieldReader& r, ModelConfig& c, const std::string& path) {
       if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() >= n ||
           seen[value.get<int64_t>()])
         fail("{}: field 'label2id': label '{}' has id {}, expected distinct ids 0..{}", path, one_line(name),
-             show(value), n - 1);
+             show_json(value), n - 1);
       seen[value.get<int64_t>()] = true;
       names[value.get<int64_t>()] = name;
     }
@@ -237,15 +231,15 @@ std::string activation_name(Activation a) {
 }
 
 ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
-  if (!j.is_object()) fail("{}: config must be a JSON object (got {})", path, show(j));
+  if (!j.is_object()) fail("{}: config must be a JSON object (got {})", path, show_json(j));
   FieldReader r(j, path);
 
   std::vector<std::string> architectures;
   json arch = r.take("architectures");
   if (!arch.is_null()) {
-    if (!arch.is_array()) fail("{}: field 'architectures' must be a list of strings (got {})", path, show(arch));
+    if (!arch.is_array()) fail("{}: field 'architectures' must be a list of strings (got {})", path, show_json(arch));
     for (const auto& a : arch) {
-      if (!a.is_string()) fail("{}: field 'architectures' must be a list of strings (got {})", path, show(a));
+      if (!a.is_string()) fail("{}: field 'architectures' must be a list of strings (got {})", path, show_json(a));
       architectures.push_back(a.get<std::string>());
     }
   }
@@ -315,14 +309,14 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
   } else if (problem.is_string()) {
     c.problem_type = problem.get<std::string>();
   } else {
-    fail("{}: field 'problem_type' must be a string (got {})", path, show(problem));
+    fail("{}: field 'problem_type' must be a string (got {})", path, show_json(problem));
   }
 
   // Only absolute position embeddings are implemented; relative ones would silently give wrong outputs.
   if (r.rest().contains("position_embedding_type")) {
     const json& pet = r.rest()["position_embedding_type"];
     if (!pet.is_string() || pet.get<std::string>() != "absolute")
-      fail("{}: unsupported position_embedding_type {} (supported: \"absolute\")", path, show(pet));
+      fail("{}: unsupported position_embedding_type {} (supported: \"absolute\")", path, show_json(pet));
   }
 
   c.extra = r.rest();

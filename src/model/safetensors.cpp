@@ -36,13 +36,6 @@ const DTypeInfo& dtype_info(DType d) {
   fail("invalid DType value {}", static_cast<int>(d));
 }
 
-// Short, single-line rendering of a JSON value for error messages.
-std::string show(const nlohmann::json& v) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -71,19 +64,19 @@ struct Entry {
 uint64_t json_to_u64(const nlohmann::json& v, const std::string& where, const std::string& what) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
   if (v.is_number_integer()) fail("{}: {} is negative ({})", where, what, v.get<int64_t>());
-  fail("{}: {} must be a non-negative integer (got {})", where, what, show(v));
+  fail("{}: {} must be a non-negative integer (got {})", where, what, show_json(v));
 }
 
 TensorData parse_tensor_entry(const std::string& name, const nlohmann::json& entry, const std::string& buffer,
                               const std::string& path, Entry& range) {
   const std::string where = fmt::format("{}: tensor '{}'", path, one_line(name));
-  if (!entry.is_object()) fail("{}: entry must be an object (got {})", where, show(entry));
+  if (!entry.is_object()) fail("{}: entry must be an object (got {})", where, show_json(entry));
   for (const char* field : {"dtype", "shape", "data_offsets"})
     if (!entry.contains(field)) fail("{}: missing field '{}'", where, field);
 
   TensorData t;
   const auto& dtype = entry["dtype"];
-  if (!dtype.is_string()) fail("{}: field 'dtype' must be a string (got {})", where, show(dtype));
+  if (!dtype.is_string()) fail("{}: field 'dtype' must be a string (got {})", where, show_json(dtype));
   try {
     t.dtype = parse_dtype(dtype.get<std::string>());
   } catch (const Error& e) {
@@ -91,7 +84,7 @@ TensorData parse_tensor_entry(const std::string& name, const nlohmann::json& ent
   }
 
   const auto& shape = entry["shape"];
-  if (!shape.is_array()) fail("{}: field 'shape' must be an array (got {})", where, show(shape));
+  if (!shape.is_array()) fail("{}: field 'shape' must be an array (got {})", where, show_json(shape));
   for (size_t i = 0; i < shape.size(); ++i) {
     uint64_t dim = json_to_u64(shape[i], where, fmt::format("shape[{}]", i));
     if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
@@ -101,7 +94,7 @@ TensorData parse_tensor_entry(const std::string& name, const nlohmann::json& ent
 
   const auto& offsets = entry["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2)
-    fail("{}: field 'data_offsets' must be an array [begin, end] (got {})", where, show(offsets));
+    fail("{}: field 'data_offsets' must be an array [begin, end] (got {})", where, show_json(offsets));
   uint64_t begin = json_to_u64(offsets[0], where, "data_offsets begin");
   uint64_t end = json_to_u64(offsets[1], where, "data_offsets end");
   if (begin > end) fail("{}: data_offsets begin {} is after end {}", where, begin, end);
@@ -227,7 +220,7 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& p
   } catch (const nlohmann::json::exception&) {  // e.g. a number beyond double's range
     fail("{}: header is not valid JSON (a number out of range)", path);
   }
-  if (!header.is_object()) fail("{}: header must be a JSON object (got {})", path, show(header));
+  if (!header.is_object()) fail("{}: header must be a JSON object (got {})", path, show_json(header));
 
   const std::string buffer = bytes.substr(8 + header_len);
   SafetensorsFile file;
@@ -235,10 +228,10 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& p
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
       if (value.is_null()) continue;
-      if (!value.is_object()) fail("{}: '__metadata__' must be an object (got {})", path, show(value));
+      if (!value.is_object()) fail("{}: '__metadata__' must be an object (got {})", path, show_json(value));
       for (const auto& [key, text] : value.items()) {
         if (!text.is_string())
-          fail("{}: '__metadata__' value '{}' must be a string (got {})", path, one_line(key), show(text));
+          fail("{}: '__metadata__' value '{}' must be a string (got {})", path, one_line(key), show_json(text));
         file.metadata[key] = text.get<std::string>();
       }
       continue;

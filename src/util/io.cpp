@@ -345,6 +345,12 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+std::string show_json(const nlohmann::json& v) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
 std::string differing_keys(const nlohmann::json& before, const nlohmann::json& now) {
   std::string out;
   auto add = [&](const std::string& key) { out += (out.empty() ? "" : ", ") + key; };

@@ -30,6 +30,9 @@ nlohmann::json parse_json_line(const std::string& line, const std::string& sourc
 // The top-level keys whose values differ between two settings objects (present in one only
 // counts), comma-separated: what a refused resume names.
 std::string differing_keys(const nlohmann::json& before, const nlohmann::json& now);
+// A JSON value on one short line for an error message (at most 60 characters; invalid UTF-8 in
+// its strings replaced, where a plain dump() would throw).
+std::string show_json(const nlohmann::json& v);
 
 // Where a model directory's own files (config.json, weights, vocabulary) are: `dir` itself, or for
 // an old-layout sentence-transformers folder (modules.json at the top and no config.json there) the
