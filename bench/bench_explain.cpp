@@ -86,7 +86,7 @@ void bench_bert_base_ig(int64_t length, int64_t steps, const std::string& ig_imp
   Classifier clf;
   clf.model = Transformer(ModelConfig::from_json(cfg, "<bench>"), 1);
   clf.model.eval();
-  clf.tokenizer = WordPieceTokenizer::from_dir(join_path(shared_dir(), "data/bert_base_uncased_tokenizer"));
+  clf.tokenizer = Tokenizer::from_dir(join_path(shared_dir(), "data/bert_base_uncased_tokenizer"));
   std::vector<int64_t> ids(length), types(length, 0);
   for (int64_t t = 0; t < length; ++t) ids[t] = 1000 + (t * 7919) % 20000;
   ids.front() = 101;

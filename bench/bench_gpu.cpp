@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     clf.model.eval();
     if (!save_dir.empty()) save_model(clf.model, save_dir);
     clf.model.to(g_device, torch::kFloat32);
-    clf.tokenizer = WordPieceTokenizer::from_dir(join_path(shared_dir(), "data/bert_base_uncased_tokenizer"));
+    clf.tokenizer = Tokenizer::from_dir(join_path(shared_dir(), "data/bert_base_uncased_tokenizer"));
     const ModelConfig& c = clf.model.config();
     nlohmann::json out;
     out["device"] = g_device.str();

@@ -38,7 +38,7 @@ bool is_one_line(const std::string& s) { return !s.empty() && s.find('\n') == st
 // queries are a constant. Everything else keeps its random initialisation.
 Classifier planted_classifier(const std::vector<std::string>& planted) {
   Classifier clf;
-  clf.tokenizer = WordPieceTokenizer::from_dir(fixture_model());
+  clf.tokenizer = Tokenizer::from_dir(fixture_model());
   nlohmann::json cfg = {{"model_type", "bert"}, {"vocab_size", clf.tokenizer.vocab_size()}, {"hidden_size", 16},
                         {"num_hidden_layers", 1}, {"num_attention_heads", 2}, {"intermediate_size", 32},
                         {"hidden_act", "gelu"}, {"max_position_embeddings", 64}, {"type_vocab_size", 2},
@@ -93,7 +93,7 @@ std::string write_planted(const std::string& path, int n, uint64_t seed, const s
 }  // namespace
 
 TEST(ExpNet, ProjectsWordRationalesOntoEveryPiece) {
-  auto tok = WordPieceTokenizer::from_dir(fixture_model());
+  auto tok = Tokenizer::from_dir(fixture_model());
   Classifier clf;
   clf.tokenizer = tok;
   const std::string text = "The unbelievably charming film, truly wonderful.";
@@ -120,7 +120,7 @@ TEST(ExpNet, ProjectsWordRationalesOntoEveryPiece) {
 }
 
 TEST(ExpNet, EmptyOrShortRationaleIsAOneLineError) {
-  auto tok = WordPieceTokenizer::from_dir(fixture_model());
+  auto tok = Tokenizer::from_dir(fixture_model());
   Encoding enc = tok.encode("a good film");
   try {
     project_rationale("a good film", enc, {}, "data.jsonl: example '3'");

@@ -36,8 +36,8 @@ using salient::test::shared_path;
 namespace {
 
 std::string tokenizer_dir() { return shared_path("data/bert_base_uncased_tokenizer"); }
-const WordPieceTokenizer& bert_tokenizer() {
-  static WordPieceTokenizer t = WordPieceTokenizer::from_dir(tokenizer_dir());
+const Tokenizer& bert_tokenizer() {
+  static Tokenizer t = Tokenizer::from_dir(tokenizer_dir());
   return t;
 }
 std::string tmp_dir(const std::string& name) {

@@ -1,5 +1,7 @@
 #include "text/tokenizer.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
+#include "text/byte_level_bpe.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -19,7 +22,7 @@ namespace {
 
 using salient::Encoding;
 using salient::Truncation;
-using salient::WordPieceTokenizer;
+using salient::Tokenizer;
 
 const std::string kBertDir = "data/bert_base_uncased_tokenizer";
 
@@ -49,14 +52,14 @@ class TempDir {
   std::string path_;
 };
 
-const WordPieceTokenizer& bert() {
-  static const WordPieceTokenizer tok = WordPieceTokenizer::from_tokenizer_json(bert_file("tokenizer.json"));
+const Tokenizer& bert() {
+  static const Tokenizer tok = Tokenizer::from_tokenizer_json(bert_file("tokenizer.json"));
   return tok;
 }
 
 // A small vocabulary for exact, hand-checkable expectations.
-WordPieceTokenizer small(salient::TokenizerOptions opt = {}) {
-  return WordPieceTokenizer({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!",
+Tokenizer small(salient::TokenizerOptions opt = {}) {
+  return Tokenizer({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!",
                              "un", "##aff", "##able", "a", "##b", "cafe", "café", "中", "文", "the",
                              "cat", "sat", "on", "mat", "dog", "ran", "x"},
                             std::move(opt));
@@ -67,7 +70,7 @@ std::string slice(const std::string& text, const std::pair<size_t, size_t>& off)
 }
 
 // Encodes every fixture line and compares ids (and tokens); returns mismatches, fails on < 1 line.
-size_t fixture_mismatches(const WordPieceTokenizer& tok, size_t& lines, std::string& examples) {
+size_t fixture_mismatches(const Tokenizer& tok, size_t& lines, std::string& examples) {
   const std::string path = salient::test::shared_path("fixtures/tokenizer/bert-base-uncased.jsonl");
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot open " << path;
@@ -95,7 +98,7 @@ size_t fixture_mismatches(const WordPieceTokenizer& tok, size_t& lines, std::str
   return mismatches;
 }
 
-void expect_fixture_parity(const WordPieceTokenizer& tok) {
+void expect_fixture_parity(const Tokenizer& tok) {
   size_t lines = 0;
   std::string examples;
   size_t mismatches = fixture_mismatches(tok, lines, examples);
@@ -114,7 +117,7 @@ TEST(TokenizerFixture, VocabTxtWithConfigMatchesEveryLine) {
   TempDir dir;
   for (const char* name : {"vocab.txt", "tokenizer_config.json"})
     salient::write_file_atomic(dir.file(name), salient::read_file(bert_file(name)));
-  WordPieceTokenizer tok = WordPieceTokenizer::from_dir(dir.path());
+  Tokenizer tok = Tokenizer::from_dir(dir.path());
   EXPECT_TRUE(tok.options().lowercase);
   EXPECT_EQ(tok.vocab_size(), 30522u);
   expect_fixture_parity(tok);
@@ -122,8 +125,8 @@ TEST(TokenizerFixture, VocabTxtWithConfigMatchesEveryLine) {
 
 TEST(TokenizerFixture, LoadersAgree) {
   SALIENT_REQUIRE_SHARED(bert_file("vocab.txt"));
-  WordPieceTokenizer from_txt = WordPieceTokenizer::from_vocab_file(bert_file("vocab.txt"));
-  WordPieceTokenizer from_dir = WordPieceTokenizer::from_dir(salient::test::shared_path(kBertDir));
+  Tokenizer from_txt = Tokenizer::from_vocab_file(bert_file("vocab.txt"));
+  Tokenizer from_dir = Tokenizer::from_dir(salient::test::shared_path(kBertDir));
   EXPECT_EQ(from_txt.vocab(), bert().vocab());
   EXPECT_EQ(from_dir.vocab(), bert().vocab());
   EXPECT_EQ(bert().cls_id(), 101);
@@ -418,7 +421,7 @@ TEST(Tokenizer, VocabularyAccess) {
   TempDir dir;
   const std::string path = dir.file("vocab.txt");
   tok.save_vocab(path);
-  WordPieceTokenizer again = WordPieceTokenizer::from_vocab_file(path);
+  Tokenizer again = Tokenizer::from_vocab_file(path);
   EXPECT_EQ(again.vocab(), tok.vocab());
   EXPECT_EQ(again.tokenize("unaffable").ids, tok.tokenize("unaffable").ids);
 }
@@ -444,15 +447,15 @@ void expect_error_naming(const std::string& msg, const std::string& what) {
 
 TEST(TokenizerErrors, MissingFilesAndDirectories) {
   try {
-    WordPieceTokenizer::from_vocab_file("/nonexistent/vocab.txt");
+    Tokenizer::from_vocab_file("/nonexistent/vocab.txt");
     FAIL() << "expected salient::Error";
   } catch (const salient::Error& e) {
     expect_error_naming(e.what(), "/nonexistent/vocab.txt");
   }
-  EXPECT_THROW(WordPieceTokenizer::from_tokenizer_json("/nonexistent/tokenizer.json"), salient::Error);
+  EXPECT_THROW(Tokenizer::from_tokenizer_json("/nonexistent/tokenizer.json"), salient::Error);
   TempDir empty_dir;
   try {
-    WordPieceTokenizer::from_dir(empty_dir.path());
+    Tokenizer::from_dir(empty_dir.path());
     FAIL() << "expected salient::Error";
   } catch (const salient::Error& e) {
     expect_error_naming(e.what(), empty_dir.path());
@@ -460,7 +463,7 @@ TEST(TokenizerErrors, MissingFilesAndDirectories) {
 }
 
 TEST(TokenizerErrors, MalformedTokenizerJson) {
-  auto load_json = [](const std::string& p) { WordPieceTokenizer::from_tokenizer_json(p); };
+  auto load_json = [](const std::string& p) { Tokenizer::from_tokenizer_json(p); };
   std::string msg = load_error("tokenizer.json", "{\"model\": {\"vocab\": {\"a\": 0,", load_json);
   expect_error_naming(msg, "tokenizer.json");
   EXPECT_NE(msg.find("invalid JSON"), std::string::npos) << msg;
@@ -483,8 +486,8 @@ TEST(TokenizerErrors, MalformedTokenizerJson) {
           "normalizer": null, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
   expect_error_naming(load_error("tokenizer.json", bad_ids, load_json), "[CLS]");
 
-  const std::string bpe = R"({"model": {"type": "BPE", "vocab": {"a": 0}}})";
-  expect_error_naming(load_error("tokenizer.json", bpe, load_json), "BPE");
+  const std::string unigram = R"({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}})";
+  expect_error_naming(load_error("tokenizer.json", unigram, load_json), "model.type");
 
   // libFuzzer (fuzz_vocab): an id beyond int64 is parsed as a double, and its conversion was
   // undefined behaviour; a float id or chars-per-word limit is an error too.
@@ -500,12 +503,170 @@ TEST(TokenizerErrors, MalformedTokenizerJson) {
 }
 
 TEST(TokenizerErrors, BadVocabTxt) {
-  auto load_txt = [](const std::string& p) { WordPieceTokenizer::from_vocab_file(p); };
+  auto load_txt = [](const std::string& p) { Tokenizer::from_vocab_file(p); };
   expect_error_naming(load_error("vocab.txt", "", load_txt), "empty");
   std::string msg = load_error("vocab.txt", "[PAD]\n[UNK]\n[SEP]\nhello\n", load_txt);
   expect_error_naming(msg, "[CLS]");
   expect_error_naming(msg, "vocab.txt");
-  EXPECT_THROW(WordPieceTokenizer({}, {}), salient::Error);
+  EXPECT_THROW(Tokenizer({}, {}), salient::Error);
+}
+
+// Byte-level BPE (RoBERTa). A tiny vocabulary: RoBERTa's five special tokens, GPT-2's 256 byte
+// characters (sorted, as tokenizers' ByteLevel.alphabet()) and the tokens of 11 merges. Every
+// expectation below is what Hugging Face tokenizers 0.19.1 (BPE + ByteLevel + RobertaProcessing,
+// <mask> with lstrip) gives for the same vocabulary and merges.
+const std::vector<std::pair<std::string, std::string>>& tiny_merges() {
+  static const std::vector<std::pair<std::string, std::string>> merges = {
+      {"Ġ", "h"}, {"h", "e"}, {"l", "l"}, {"he", "ll"}, {"Ġh", "e"}, {"Ġhe", "ll"},
+      {"hell", "o"}, {"Ġhell", "o"}, {"b", "c"}, {"a", "b"}, {"Ã", "©"}};
+  return merges;
+}
+
+std::vector<std::string> tiny_bpe_vocab() {
+  std::vector<std::string> vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+  std::vector<std::string> bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(salient::byte_level::byte_char(static_cast<unsigned char>(b)));
+  std::sort(bytes.begin(), bytes.end());  // UTF-8 byte order is code point order
+  vocab.insert(vocab.end(), bytes.begin(), bytes.end());
+  for (const auto& [left, right] : tiny_merges())
+    if (std::find(vocab.begin(), vocab.end(), left + right) == vocab.end()) vocab.push_back(left + right);
+  return vocab;
+}
+
+Tokenizer tiny_bpe(bool add_prefix_space = false) {
+  salient::TokenizerOptions opt = salient::TokenizerOptions::roberta();
+  opt.add_prefix_space = add_prefix_space;
+  return Tokenizer::byte_level_bpe(tiny_bpe_vocab(), tiny_merges(), opt);
+}
+
+using Offsets = std::vector<std::pair<size_t, size_t>>;
+
+TEST(ByteLevelBpe, MergesByRankNotLeftToRight) {
+  const Tokenizer tok = tiny_bpe();
+  ASSERT_EQ(tok.vocab_size(), 272u);
+  Encoding e = tok.encode("hello hello");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 267, 268, 2}));
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"<s>", "hello", "Ġhello", "</s>"}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 5}, {6, 11}, {0, 0}}));
+  // "b c" ranks before "a b": abc is a + bc, though "a b" comes first in the text
+  e = tok.encode("abc");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 69, 269, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 1}, {1, 3}, {0, 0}}));
+  EXPECT_EQ(e.word_ids, (std::vector<int64_t>{-1, 0, 0, -1}));
+}
+
+TEST(ByteLevelBpe, Gpt2PatternContractionsSpacesAndNumbers) {
+  const Tokenizer tok = tiny_bpe();
+  Encoding e = tok.encode("I'll go  now 42!");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 45, 11, 263, 225, 75, 83, 225, 225, 82, 83, 91, 225, 24, 22, 5, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 1}, {1, 2}, {2, 4}, {5, 5}, {5, 6}, {6, 7}, {8, 8}, {9, 9}, {9, 10},
+                                {10, 11}, {11, 12}, {13, 13}, {13, 14}, {14, 15}, {15, 16}, {0, 0}}));
+  EXPECT_EQ(e.word_ids, (std::vector<int64_t>{-1, 0, 1, 1, 2, 2, 2, 3, 4, 4, 4, 4, 5, 5, 5, 6, -1}));
+  // "\s+(?!\S)": of two newlines before a word, each is a word of its own; a final space too
+  e = tok.encode("hello\n\nworld ");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 267, 203, 203, 91, 83, 86, 80, 72, 225, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 5}, {5, 6}, {6, 7}, {7, 8}, {8, 9}, {9, 10}, {10, 11}, {11, 12},
+                                {13, 13}, {0, 0}}));
+  EXPECT_EQ(e.word_ids, (std::vector<int64_t>{-1, 0, 1, 2, 3, 3, 3, 3, 3, 4, -1}));
+}
+
+TEST(ByteLevelBpe, MultiByteCharactersAndTheirOffsets) {
+  const Tokenizer tok = tiny_bpe();
+  const std::string text = "café é";
+  Encoding e = tok.encode(text);
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 71, 69, 74, 271, 225, 271, 2}));
+  EXPECT_EQ(e.tokens[4], "Ã©");  // é's two bytes in the byte alphabet
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 1}, {1, 2}, {2, 3}, {3, 5}, {6, 6}, {6, 8}, {0, 0}}));
+  EXPECT_EQ(slice(text, e.offsets[4]), "é");
+  EXPECT_EQ(tok.word_text("Ã©"), "é");
+  EXPECT_EQ(tok.word_text("Ġhello"), "hello");
+  EXPECT_TRUE(tok.continues_word("bc"));
+  EXPECT_FALSE(tok.continues_word("Ġhello"));
+}
+
+TEST(ByteLevelBpe, MaskStripsTheSpaceBeforeItAndPairsAreRoberta) {
+  const Tokenizer tok = tiny_bpe();
+  Encoding e = tok.encode("a <mask> b");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 69, 4, 225, 70, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 1}, {2, 8}, {9, 9}, {9, 10}, {0, 0}}));
+  EXPECT_EQ(e.word_ids, (std::vector<int64_t>{-1, 0, 1, 2, 2, -1}));
+  e = tok.encode("hello", std::string("abc"));
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 267, 2, 2, 69, 269, 2}));
+  EXPECT_EQ(e.type_ids, std::vector<int64_t>(7, 0));
+  // four special tokens in a pair: max_length 6 leaves two for the texts
+  e = tok.encode("hello hello", std::string("abc"), 6);
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 267, 2, 2, 69, 2}));
+  EXPECT_TRUE(e.truncated);
+  EXPECT_THROW(tok.encode("a", std::string("b"), 3), salient::Error);
+}
+
+TEST(ByteLevelBpe, AddPrefixSpace) {
+  const Tokenizer tok = tiny_bpe(true);
+  Encoding e = tok.encode("hello hello");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 268, 268, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 5}, {6, 11}, {0, 0}}));
+  e = tok.encode("abc");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 225, 69, 269, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 0}, {0, 1}, {1, 3}, {0, 0}}));
+  e = tok.encode("café é");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 225, 71, 69, 74, 271, 225, 271, 2}));
+  e = tok.encode("hello", std::string("abc"));
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 268, 2, 2, 225, 69, 269, 2}));
+}
+
+TEST(ByteLevelBpe, SavedAndReadBackFromTokenizerJsonAndSlowFiles) {
+  const Tokenizer tok = tiny_bpe(true);
+  TempDir dir;
+  tok.save(dir.path());
+  const Tokenizer back = Tokenizer::from_dir(dir.path());
+  EXPECT_EQ(back.model(), salient::TokenizerModel::ByteLevelBpe);
+  EXPECT_EQ(back.vocab(), tok.vocab());
+  EXPECT_EQ(back.merges(), tok.merges());
+  EXPECT_TRUE(back.options().add_prefix_space);
+  for (const std::string text : {"hello hello", "I'll go  now 42!", "a <mask> b", "café é"})
+    EXPECT_EQ(back.encode(text).ids, tok.encode(text).ids) << text;
+
+  // RoBERTa's vocab.json + merges.txt ("#version" first), with tokenizer_config.json
+  TempDir slow;
+  nlohmann::json vocab = nlohmann::json::object();
+  for (size_t i = 0; i < tok.vocab_size(); ++i) vocab[tok.vocab()[i]] = i;
+  std::string merges = "#version: 0.2\n";
+  for (const auto& [left, right] : tok.merges()) merges += left + " " + right + "\n";
+  salient::write_file_atomic(slow.file("vocab.json"), vocab.dump());
+  salient::write_file_atomic(slow.file("merges.txt"), merges);
+  EXPECT_EQ(Tokenizer::from_dir(slow.path()).encode("hello hello").ids, (std::vector<int64_t>{0, 267, 268, 2}));
+  salient::write_file_atomic(slow.file("tokenizer_config.json"), R"({"add_prefix_space": true})");
+  EXPECT_EQ(Tokenizer::from_dir(slow.path()).encode("hello hello").ids, (std::vector<int64_t>{0, 268, 268, 2}));
+
+  salient::write_file_atomic(slow.file("merges.txt"), "#version: 0.2\nh e\nl l l\n");
+  try {
+    Tokenizer::from_dir(slow.path());
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), "merges.txt: line 3");
+  }
+}
+
+TEST(TokenizerErrors, UnsupportedBpeTokenizerJson) {
+  auto load_json = [](const std::string& p) { Tokenizer::from_tokenizer_json(p); };
+  const std::string model = R"("model": {"type": "BPE", "vocab": {"<s>": 0, "</s>": 1, "a": 2}, "merges": ["a a"]})";
+  const std::string pre = R"("pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})";
+  const std::string post = R"("post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 1], "cls": ["<s>", 0]})";
+  TempDir dir;
+  salient::write_file_atomic(dir.file("tokenizer.json"), "{" + model + ", " + pre + ", " + post + "}");
+  EXPECT_EQ(Tokenizer::from_tokenizer_json(dir.file("tokenizer.json")).vocab_size(), 3u);
+  expect_error_naming(load_error("tokenizer.json", "{" + model + ", " + post + "}", load_json), "pre_tokenizer");
+  expect_error_naming(load_error("tokenizer.json", "{" + model + ", " + pre + "}", load_json), "post_processor");
+  expect_error_naming(load_error("tokenizer.json", "{" + model + ", \"normalizer\": {\"type\": \"NFC\"}, " + pre + ", " + post + "}",
+                                 load_json), "normalizer");
+  const std::string dropout = R"("model": {"type": "BPE", "dropout": 0.1, "vocab": {"<s>": 0, "</s>": 1}, "merges": []})";
+  expect_error_naming(load_error("tokenizer.json", "{" + dropout + ", " + pre + ", " + post + "}", load_json), "model.dropout");
+  const std::string bad_merge = R"("model": {"type": "BPE", "vocab": {"<s>": 0, "</s>": 1}, "merges": ["a"]})";
+  expect_error_naming(load_error("tokenizer.json", "{" + bad_merge + ", " + pre + ", " + post + "}", load_json), "model.merges");
+  const std::string gap = R"("model": {"type": "BPE", "vocab": {"<s>": 0, "</s>": 2}, "merges": []})";
+  expect_error_naming(load_error("tokenizer.json", "{" + gap + ", " + pre + ", " + post + "}", load_json), "without gaps");
+  const std::string no_cls = R"("model": {"type": "BPE", "vocab": {"</s>": 0, "a": 1}, "merges": []})";
+  expect_error_naming(load_error("tokenizer.json", "{" + no_cls + ", " + pre + ", " + post + "}", load_json), "<s>");
 }
 
 TEST(Tokenizer, ConfigOptionsForVocabTxt) {
@@ -514,12 +675,12 @@ TEST(Tokenizer, ConfigOptionsForVocabTxt) {
                              "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ncafé\ncafe\nCafé\r\n");
   salient::write_file_atomic(dir.file("tokenizer_config.json"),
                              R"({"do_lower_case": false, "strip_accents": null})");
-  WordPieceTokenizer cased = WordPieceTokenizer::from_dir(dir.path());
+  Tokenizer cased = Tokenizer::from_dir(dir.path());
   EXPECT_FALSE(cased.options().lowercase);
   EXPECT_EQ(cased.tokenize("Café").tokens, std::vector<std::string>{"Café"});  // CRLF line read
 
   salient::write_file_atomic(dir.file("tokenizer_config.json"), "{\"do_lower_case\": [");
-  EXPECT_THROW(WordPieceTokenizer::from_dir(dir.path()), salient::Error);
+  EXPECT_THROW(Tokenizer::from_dir(dir.path()), salient::Error);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ nlohmann::json build_corpus(const CorpusBuildOptions& a) {
   // Resolved before the (slow) task texts are read, so a missing dictionary fails at once.
   const pretrain::CorpusOptions opts{pretrain::resolve_gcide(a.gcide), pretrain::resolve_wordnet(a.wordnet)};
   const std::string vocab = a.vocab.empty() ? join_path(data_dir, "bert_base_uncased_tokenizer") : a.vocab;
-  return pretrain::build_task_corpus(data_dir, WordPieceTokenizer::from_path(vocab), a.out, opts).to_json();
+  return pretrain::build_task_corpus(data_dir, Tokenizer::from_path(vocab), a.out, opts).to_json();
 }
 
 }  // namespace salient

@@ -153,8 +153,8 @@ ExplainOptions method_options(const std::string& method, const MethodSettings& s
 
 void run_tokenize(const TokenizeRun& a) {
   if (a.model.empty() == a.tokenizer.empty()) fail("tokenize: give exactly one of --model DIR or --tokenizer PATH");
-  const WordPieceTokenizer tok =
-      a.model.empty() ? WordPieceTokenizer::from_path(a.tokenizer) : WordPieceTokenizer::from_dir(a.model);
+  const Tokenizer tok =
+      a.model.empty() ? Tokenizer::from_path(a.tokenizer) : Tokenizer::from_dir(a.model);
   Truncation trunc = parse_truncation(a.truncation);
   if (a.max_length < 0) fail("--max-length: must be >= 0 (got {})", a.max_length);
   InputReader reader(a.input);

@@ -80,31 +80,15 @@ Classifier load_classifier(const std::string& dir, const LoadOptions& options, L
   Classifier c;
   c.dir = dir;
   c.model = load_model(dir, options, report);
-  c.tokenizer = WordPieceTokenizer::from_dir(dir);
+  c.tokenizer = Tokenizer::from_dir(dir);
   if (static_cast<int64_t>(c.tokenizer.vocab_size()) > c.model.config().vocab_size)
     fail("{}: tokenizer has {} tokens but config.json vocab_size is {}", dir, c.tokenizer.vocab_size(),
          c.model.config().vocab_size);
   return c;
 }
 
-void save_tokenizer(const WordPieceTokenizer& tok, const std::string& dir) {
-  make_dirs(dir);
-  tok.save_vocab(join_path(dir, "vocab.txt"));
-  const auto& o = tok.options();
-  nlohmann::json cfg = {{"tokenizer_class", "BertTokenizer"},
-                        {"do_lower_case", o.lowercase},
-                        {"tokenize_chinese_chars", o.tokenize_chinese_chars},
-                        {"unk_token", o.unk_token}, {"sep_token", o.sep_token}, {"pad_token", o.pad_token},
-                        {"cls_token", o.cls_token}, {"mask_token", o.mask_token}};
-  cfg["strip_accents"] = o.strip_accents ? nlohmann::json(*o.strip_accents) : nlohmann::json(nullptr);
-  write_file_atomic(join_path(dir, "tokenizer_config.json"), cfg.dump(2) + "\n");
-  nlohmann::json special = {{"unk_token", o.unk_token}, {"sep_token", o.sep_token}, {"pad_token", o.pad_token},
-                            {"cls_token", o.cls_token}, {"mask_token", o.mask_token}};
-  write_file_atomic(join_path(dir, "special_tokens_map.json"), special.dump(2) + "\n");
-}
-
 void save_classifier(const Classifier& c, const std::string& dir) {
-  save_tokenizer(c.tokenizer, dir);
+  c.tokenizer.save(dir);
   save_model(c.model, dir);
 }
 

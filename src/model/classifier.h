@@ -25,7 +25,7 @@ Batch make_batch(const std::vector<Encoding>& encodings, int64_t pad_id, torch::
 
 struct Classifier {
   Transformer model;
-  WordPieceTokenizer tokenizer;
+  Tokenizer tokenizer;
   std::string dir;
 
   // Tokenizes with truncation to what the model accepts; enc.truncated says if anything was cut.
@@ -39,8 +39,6 @@ struct Classifier {
 
 // `report` (optional): weights that were missing and initialised, or present and unused.
 Classifier load_classifier(const std::string& dir, const LoadOptions& options = {}, LoadReport* report = nullptr);
-// vocab.txt, tokenizer_config.json and special_tokens_map.json, so HF's BertTokenizer loads it.
-void save_tokenizer(const WordPieceTokenizer& tokenizer, const std::string& dir);
 void save_classifier(const Classifier& classifier, const std::string& dir);
 
 }  // namespace salient

@@ -64,7 +64,7 @@ nlohmann::json CorpusReport::to_json() const {
   return {{"texts", texts}, {"words", words}, {"word_pieces", pieces}, {"sources", src}};
 }
 
-CorpusReport build_task_corpus(const std::string& data_dir, const WordPieceTokenizer& tok, const std::string& out_path,
+CorpusReport build_task_corpus(const std::string& data_dir, const Tokenizer& tok, const std::string& out_path,
                                const CorpusOptions& options) {
   if (out_path.empty()) fail("--out: a corpus file to write is required");
   if (data_dir.empty() || !dir_exists(data_dir)) fail("--data-dir: '{}' is not a directory", data_dir);

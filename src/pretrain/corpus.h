@@ -35,7 +35,7 @@ struct CorpusOptions {
 };
 // Writes the corpus to out_path and its report to out_path + ".json" (both atomically). Word
 // pieces are counted with `tokenizer`.
-CorpusReport build_task_corpus(const std::string& data_dir, const WordPieceTokenizer& tokenizer, const std::string& out_path,
+CorpusReport build_task_corpus(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& out_path,
                                const CorpusOptions& options = {});
 
 }  // namespace salient::pretrain

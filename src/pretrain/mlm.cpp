@@ -28,11 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kIgnore = -100;  // label of positions that are not predicted (PyTorch's ignore_index)
 
-bool continues_word(const WordPieceTokenizer& tok, int64_t id) {
-  const std::string& prefix = tok.options().continuing_subword_prefix;
-  const std::string& t = tok.id_to_token(id);
-  return !prefix.empty() && t.compare(0, prefix.size(), prefix) == 0;
-}
 
 }  // namespace
 
@@ -64,7 +59,7 @@ torch::Tensor mlm_logits(const Transformer& model, const MlmHead& head, const to
   return torch::linear(h, model.embedding_weights().word, head.bias);
 }
 
-MaskedBatch mask_batch(const std::vector<std::vector<int64_t>>& seqs, const WordPieceTokenizer& tok,
+MaskedBatch mask_batch(const std::vector<std::vector<int64_t>>& seqs, const Tokenizer& tok,
                        const std::vector<int64_t>& ordinary, const MaskingOptions& o, std::mt19937_64& rng) {
   if (ordinary.empty()) fail("mlm: the tokenizer has no ordinary tokens to draw replacements from");
   const int64_t B = static_cast<int64_t>(seqs.size());
@@ -93,7 +88,7 @@ MaskedBatch mask_batch(const std::vector<std::vector<int64_t>>& seqs, const Word
     } else {
       std::vector<std::vector<int64_t>> words;
       for (int64_t j : candidates) {
-        const bool joins = !words.empty() && words.back().back() == j - 1 && continues_word(tok, s[j]);
+        const bool joins = !words.empty() && words.back().back() == j - 1 && tok.continues_word(tok.id_to_token(s[j]));
         if (joins) words.back().push_back(j);
         else words.push_back({j});
       }
@@ -115,7 +110,7 @@ MaskedBatch mask_batch(const std::vector<std::vector<int64_t>>& seqs, const Word
   return out;
 }
 
-std::vector<std::vector<int64_t>> pack_texts(const std::vector<std::string>& texts, const WordPieceTokenizer& tok,
+std::vector<std::vector<int64_t>> pack_texts(const std::vector<std::string>& texts, const Tokenizer& tok,
                                              int64_t max_length) {
   if (max_length < 8) fail("--max-length: must be at least 8 (got {})", max_length);
   std::vector<std::vector<int64_t>> out;
@@ -162,7 +157,7 @@ std::vector<std::string> read_corpus(const std::vector<std::string>& paths) {
   return lines;
 }
 
-void save_mlm_model(const Transformer& model, const MlmHead& head, const WordPieceTokenizer& tok, const std::string& dir) {
+void save_mlm_model(const Transformer& model, const MlmHead& head, const Tokenizer& tok, const std::string& dir) {
   const ModelConfig& c = model.config();
   if (c.model_type != "bert") fail("mlm: saving a BertForMaskedLM needs a bert model (got '{}')", c.model_type);
   make_dirs(dir);
@@ -177,7 +172,7 @@ void save_mlm_model(const Transformer& model, const MlmHead& head, const WordPie
   cfg.erase("id2label");
   cfg.erase("label2id");
   write_file_atomic(join_path(dir, "config.json"), cfg.dump(2) + "\n");
-  save_tokenizer(tok, dir);
+  tok.save(dir);
 }
 
 MlmModel load_mlm_model(const std::string& dir, LoadOptions lo) {
@@ -185,7 +180,7 @@ MlmModel load_mlm_model(const std::string& dir, LoadOptions lo) {
   LoadReport report;
   MlmModel m;
   m.model = load_model(dir, lo, &report);
-  m.tokenizer = WordPieceTokenizer::from_dir(dir);
+  m.tokenizer = Tokenizer::from_dir(dir);
   const std::string path = join_path(model_files_dir(dir), "model.safetensors");
   std::map<std::string, torch::Tensor> all = load_tensors(path);
   auto take = [&](const std::string& name) {
@@ -265,7 +260,7 @@ struct InitEncoder {
 };
 
 // --init: the saved encoder and head with the options' dropout, checked against the options.
-InitEncoder open_init(const PretrainOptions& o, const WordPieceTokenizer& tok) {
+InitEncoder open_init(const PretrainOptions& o, const Tokenizer& tok) {
   namespace fs = std::filesystem;
   if (!dir_exists(o.init_dir)) fail("--init: '{}' is not a directory", o.init_dir);
   if (dir_exists(o.output_dir) && fs::equivalent(o.init_dir, o.output_dir))
@@ -325,7 +320,7 @@ void check_options(const PretrainOptions& o) {
 
 }  // namespace
 
-HeldoutEval evaluate_mlm(const Transformer& model, const MlmHead& head, const WordPieceTokenizer& tok,
+HeldoutEval evaluate_mlm(const Transformer& model, const MlmHead& head, const Tokenizer& tok,
                          const std::vector<std::vector<int64_t>>& seqs, const MaskingOptions& masking, uint64_t seed,
                          int64_t batch_size) {
   torch::NoGradGuard ng;
@@ -349,7 +344,7 @@ HeldoutEval evaluate_mlm(const Transformer& model, const MlmHead& head, const Wo
 
 PretrainResult pretrain_mlm(const PretrainOptions& o) {
   check_options(o);
-  WordPieceTokenizer tok = WordPieceTokenizer::from_path(o.vocab);
+  Tokenizer tok = Tokenizer::from_path(o.vocab);
   std::vector<std::string> texts = read_corpus(o.corpus);
   const std::string ckpt = join_path(o.output_dir, "checkpoint"), state_path = join_path(ckpt, "state.json");
   if (o.resume && dist::is_root()) {

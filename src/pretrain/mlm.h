@@ -41,12 +41,12 @@ struct MaskedBatch {
 // DataCollatorForLanguageModeling). Whole words: words in random order until round(rate × pieces)
 // pieces are chosen, a word never split (HF's DataCollatorForWholeWordMask). Structural tokens
 // ([CLS], [SEP], padding) are never chosen. `ordinary` = tokenizer.ordinary_ids().
-MaskedBatch mask_batch(const std::vector<std::vector<int64_t>>& sequences, const WordPieceTokenizer& tokenizer,
+MaskedBatch mask_batch(const std::vector<std::vector<int64_t>>& sequences, const Tokenizer& tokenizer,
                        const std::vector<int64_t>& ordinary, const MaskingOptions& options, std::mt19937_64& rng);
 
 // Texts tokenized and concatenated with [SEP] after each, cut into sequences of max_length:
 // [CLS] + max_length − 1 pieces (the last, shorter remainder is dropped).
-std::vector<std::vector<int64_t>> pack_texts(const std::vector<std::string>& texts, const WordPieceTokenizer& tokenizer,
+std::vector<std::vector<int64_t>> pack_texts(const std::vector<std::string>& texts, const Tokenizer& tokenizer,
                                              int64_t max_length);
 
 // Lines of plain-text files (one sentence or paragraph per line; blank lines skipped); a directory
@@ -56,12 +56,12 @@ std::vector<std::string> read_corpus(const std::vector<std::string>& paths);
 // ---- checkpoints in BertForMaskedLM layout ----
 // config.json (architectures BertForMaskedLM), model.safetensors (bert.* encoder without pooler,
 // cls.predictions.*; the decoder weight is the word embedding, stored once as HF does), vocab.
-void save_mlm_model(const Transformer& model, const MlmHead& head, const WordPieceTokenizer& tokenizer,
+void save_mlm_model(const Transformer& model, const MlmHead& head, const Tokenizer& tokenizer,
                     const std::string& dir);
 struct MlmModel {
   Transformer model;
   MlmHead head;
-  WordPieceTokenizer tokenizer;
+  Tokenizer tokenizer;
 };
 // `options`: e.g. another dropout (allow_new_head is always set: the file has no classifier).
 MlmModel load_mlm_model(const std::string& dir, LoadOptions options = {});
@@ -95,7 +95,7 @@ struct PretrainResult {
 };
 PretrainResult pretrain_mlm(const PretrainOptions& options);
 // MLM loss and accuracy over `sequences` with masking drawn from `seed` (the same every call).
-HeldoutEval evaluate_mlm(const Transformer& model, const MlmHead& head, const WordPieceTokenizer& tokenizer,
+HeldoutEval evaluate_mlm(const Transformer& model, const MlmHead& head, const Tokenizer& tokenizer,
                          const std::vector<std::vector<int64_t>>& sequences, const MaskingOptions& masking,
                          uint64_t seed, int64_t batch_size);
 

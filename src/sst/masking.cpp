@@ -46,7 +46,7 @@ void FillOptions::validate(const std::string& who, bool robust) const {
   if (steps < 1) fail("{}--pgd-steps: must be at least 1, got {}", who, steps);
 }
 
-torch::Tensor ordinary_token_ids(const WordPieceTokenizer& tok) {
+torch::Tensor ordinary_token_ids(const Tokenizer& tok) {
   std::vector<int64_t> ids = tok.ordinary_ids();
   if (ids.empty()) fail("tokenizer: no ordinary tokens to draw random fills from");
   return torch::tensor(ids, torch::kInt64);

@@ -49,7 +49,7 @@ struct FillOptions {
 
 // Token ids the domain fill of text draws: the vocabulary without [CLS], [SEP], [PAD], [MASK] and the
 // bracketed placeholders ([unused0]...).
-torch::Tensor ordinary_token_ids(const WordPieceTokenizer& tokenizer);
+torch::Tensor ordinary_token_ids(const Tokenizer& tokenizer);
 
 // The values that replace the complement of `keep` (bool or {0,1} float [B, F]); positions kept
 // hold x's values. `target` [B] is the class the robust adversary attacks (the model's prediction

@@ -1,12 +1,14 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
+#include "text/byte_level_bpe.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -28,6 +30,7 @@ struct NormChar {
 struct Special {
   std::string_view text;
   int64_t id;
+  bool lstrip = false, rstrip = false;  // absorbs the whitespace before / after it
 };
 
 // Per-thread buffers reused across calls so tokenizing allocates (almost) only its output.
@@ -192,14 +195,49 @@ void normalize(std::string_view text, size_t begin, size_t end, const TokenizerO
 }
 
 // Special tokens of the vocabulary, longest first so that a scan picks the longest match.
-std::vector<Special> special_tokens(const WordPieceTokenizer& tok) {
+std::vector<Special> special_tokens(const Tokenizer& tok) {
   const TokenizerOptions& o = tok.options();
   std::vector<Special> out;
+  auto listed = [](const std::vector<std::string>& names, const std::string& s) {
+    return std::find(names.begin(), names.end(), s) != names.end();
+  };
   for (const std::string* s : {&o.cls_token, &o.sep_token, &o.pad_token, &o.unk_token, &o.mask_token})
-    if (!s->empty() && tok.has_token(*s)) out.push_back({*s, tok.token_to_id(*s)});
+    if (!s->empty() && tok.has_token(*s))
+      out.push_back({*s, tok.token_to_id(*s), listed(o.lstrip_tokens, *s), listed(o.rstrip_tokens, *s)});
   std::stable_sort(out.begin(), out.end(),
                    [](const Special& a, const Special& b) { return a.text.size() > b.text.size(); });
   return out;
+}
+
+// Cuts the special tokens found verbatim in the raw text out of it, in order:
+// on_special(special, begin, end) for each (its range widened over the whitespace it strips),
+// on_segment(begin, end) for the text between them.
+template <class OnSpecial, class OnSegment>
+void for_each_segment(const std::string& text, const std::vector<Special>& specials, OnSpecial&& on_special,
+                      OnSegment&& on_segment) {
+  auto space = [&](size_t i) { return text[i] == ' ' || (text[i] >= '\t' && text[i] <= '\r'); };
+  size_t segment_begin = 0, pos = 0;
+  while (pos < text.size()) {
+    const Special* match = nullptr;
+    for (const Special& s : specials)
+      if (text[pos] == s.text[0] && text.compare(pos, s.text.size(), s.text) == 0) {
+        match = &s;
+        break;
+      }
+    if (!match) {
+      ++pos;
+      continue;
+    }
+    size_t begin = pos, end = pos + match->text.size();
+    if (match->lstrip)
+      while (begin > segment_begin && space(begin - 1)) --begin;
+    if (match->rstrip)
+      while (end < text.size() && space(end)) ++end;
+    if (begin > segment_begin) on_segment(segment_begin, begin);
+    on_special(*match, pos, pos + match->text.size());  // the stripped spaces are in no token's offsets, as HF
+    pos = segment_begin = end;
+  }
+  if (segment_begin < text.size()) on_segment(segment_begin, text.size());
 }
 
 // Walks the pre-tokenized words of `text` in order with their word index:
@@ -230,24 +268,9 @@ void for_each_word(const std::string& text, const TokenizerOptions& opt,
     }
   };
 
-  size_t segment_begin = 0, pos = 0;
-  while (pos < text.size()) {
-    const Special* match = nullptr;
-    for (const Special& s : specials)
-      if (text[pos] == s.text[0] && text.compare(pos, s.text.size(), s.text) == 0) {
-        match = &s;
-        break;
-      }
-    if (!match) {
-      ++pos;
-      continue;
-    }
-    split_segment(segment_begin, pos);
-    on_special(*match, pos, pos + match->text.size(), word++);
-    pos += match->text.size();
-    segment_begin = pos;
-  }
-  split_segment(segment_begin, text.size());
+  for_each_segment(
+      text, specials, [&](const Special& sp, size_t begin, size_t end) { on_special(sp, begin, end, word++); },
+      split_segment);
 }
 
 void push_token(Encoding& enc, int64_t id, const std::string& token, size_t begin, size_t end,
@@ -285,9 +308,8 @@ const char* truncation_name(Truncation t) {
 }
 
 // HF tokenizers' truncate_encodings. Returns whether anything was dropped.
-bool truncate_pair(Encoding& a, Encoding* b, int max_length, Truncation strategy) {
+bool truncate_pair(Encoding& a, Encoding* b, int max_length, Truncation strategy, size_t n_special) {
   if (max_length <= 0 || strategy == Truncation::DoNotTruncate) return false;
-  const size_t n_special = b ? 3 : 2;
   if (static_cast<size_t>(max_length) < n_special)
     fail("max_length {} cannot hold the {} special tokens", max_length, n_special);
   const size_t budget = static_cast<size_t>(max_length) - n_special;
@@ -345,10 +367,10 @@ std::string config_token(const json& cfg, const char* key, const std::string& fa
   return v.is_object() ? v.at("content").get<std::string>() : v.get<std::string>();
 }
 
-WordPieceTokenizer build(std::vector<std::string> vocab, TokenizerOptions options,
+Tokenizer build(std::vector<std::string> vocab, TokenizerOptions options,
                          const std::string& source) {
   try {
-    return WordPieceTokenizer(std::move(vocab), std::move(options));
+    return Tokenizer(std::move(vocab), std::move(options));
   } catch (const Error& e) {
     fail("{}: {}", source, e.what());
   }
@@ -366,9 +388,45 @@ Truncation parse_truncation(const std::string& name) {
        one_line(name));
 }
 
-WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, TokenizerOptions options)
+Tokenizer::Tokenizer(std::vector<std::string> vocab, TokenizerOptions options)
     : vocab_(std::move(vocab)), options_(std::move(options)) {
+  index_vocab();
+  for (const std::string* t : {&options_.cls_token, &options_.sep_token, &options_.unk_token})
+    if (!has_token(*t)) fail("vocabulary has no '{}' token", one_line(*t));
+}
+
+TokenizerOptions TokenizerOptions::roberta() {
+  TokenizerOptions opt;
+  opt.cls_token = "<s>";
+  opt.sep_token = "</s>";
+  opt.pad_token = "<pad>";
+  opt.unk_token = "<unk>";
+  opt.mask_token = "<mask>";
+  opt.lstrip_tokens = {opt.mask_token};
+  return opt;
+}
+
+Tokenizer Tokenizer::byte_level_bpe(std::vector<std::string> vocab,
+                                    std::vector<std::pair<std::string, std::string>> merges,
+                                    TokenizerOptions options) {
+  Tokenizer t;
+  t.vocab_ = std::move(vocab);
+  t.options_ = std::move(options);
+  t.options_.continuing_subword_prefix.clear();
+  t.model_ = TokenizerModel::ByteLevelBpe;
+  t.index_vocab();
+  for (const std::string* s : {&t.options_.cls_token, &t.options_.sep_token})
+    if (!t.has_token(*s)) fail("vocabulary has no '{}' token", one_line(*s));
+  t.merges_ = std::move(merges);
+  t.merge_rank_.reserve(t.merges_.size());
+  for (size_t i = 0; i < t.merges_.size(); ++i)  // a repeated pair keeps its last rank, as tokenizers
+    t.merge_rank_[t.merges_[i].first + " " + t.merges_[i].second] = static_cast<int>(i);
+  return t;
+}
+
+void Tokenizer::index_vocab() {
   if (vocab_.empty()) fail("empty vocabulary");
+  index_.clear();
   index_.reserve(vocab_.size());
   for (size_t i = 0; i < vocab_.size(); ++i)
     index_[vocab_[i]] = static_cast<int64_t>(i);  // a repeated token keeps its last id, as HF
@@ -381,11 +439,9 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, Tokenizer
   unk_id_ = find(options_.unk_token);
   pad_id_ = find(options_.pad_token);
   mask_id_ = find(options_.mask_token);
-  for (const std::string* t : {&options_.cls_token, &options_.sep_token, &options_.unk_token})
-    if (find(*t) < 0) fail("vocabulary has no '{}' token", one_line(*t));
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_vocab_file(const std::string& path,
+Tokenizer Tokenizer::from_vocab_file(const std::string& path,
                                                        TokenizerOptions options) {
   std::vector<std::string> vocab = parse_vocab_lines(read_file(path));
   if (vocab.empty()) fail("{}: empty vocabulary", path);
@@ -398,20 +454,151 @@ namespace {
 // double), is an error rather than an undefined conversion (libFuzzer found one: fuzz_vocab).
 int64_t json_int64(const json& v, const std::string& path, const std::string& what) {
   if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
-    fail("{}: {} must be an integer (got {})", path, what, one_line(v.dump()));
+    fail("{}: {} must be an integer (got {})", path, what, show_json(v));
   return v.get<int64_t>();
+}
+
+// RoBERTa's special tokens (RobertaTokenizer's defaults: <mask> strips the space before it), then
+// those that a tokenizer_config.json in `dir` names, with its add_prefix_space and trim_offsets.
+TokenizerOptions byte_level_options(const std::string& dir) {
+  TokenizerOptions opt = TokenizerOptions::roberta();
+  const std::string config_path = join_path(dir, "tokenizer_config.json");
+  if (!file_exists(config_path)) return opt;
+  const json cfg = parse_json_file(config_path);
+  try {
+    opt.cls_token = config_token(cfg, "cls_token", config_token(cfg, "bos_token", opt.cls_token));
+    opt.sep_token = config_token(cfg, "sep_token", config_token(cfg, "eos_token", opt.sep_token));
+    opt.pad_token = config_token(cfg, "pad_token", opt.pad_token);
+    opt.unk_token = config_token(cfg, "unk_token", opt.unk_token);
+    opt.mask_token = config_token(cfg, "mask_token", opt.mask_token);
+    opt.lstrip_tokens = {opt.mask_token};
+    opt.add_prefix_space = cfg.value("add_prefix_space", false);
+    opt.trim_offsets = cfg.value("trim_offsets", true);
+  } catch (const json::exception& e) {
+    fail("{}: {}", config_path, one_line(e.what()));
+  }
+  return opt;
+}
+
+// Token → id entries (a BPE model's vocab, vocab.json) and added tokens into one id-indexed
+// vocabulary; ids must be 0..n-1, each once (an added token may repeat its vocab entry).
+std::vector<std::string> id_indexed_vocab(const json& entries, const json& added, const std::string& where) {
+  if (!entries.is_object()) fail("{}: the vocabulary must be an object of token: id (got {})", where, show_json(entries));
+  if (entries.empty()) fail("{}: the vocabulary is empty", where);
+  std::unordered_map<int64_t, std::string> by_id;
+  int64_t top = -1;
+  auto put = [&](const std::string& token, const json& id_json, const std::string& what) {
+    const int64_t id = json_int64(id_json, where, what);
+    if (id < 0 || id > std::numeric_limits<int32_t>::max()) fail("{}: {} = {} is out of range", where, what, id);
+    auto [it, fresh] = by_id.emplace(id, token);
+    if (!fresh && it->second != token)
+      fail("{}: id {} is both '{}' and '{}'", where, id, one_line(it->second), one_line(token));
+    top = std::max(top, id);
+  };
+  for (const auto& [token, id] : entries.items()) put(token, id, fmt::format("vocab['{}']", one_line(token)));
+  if (added.is_array())
+    for (const json& a : added) put(a.at("content").get<std::string>(), a.at("id"), "added_tokens[].id");
+  if (static_cast<size_t>(top + 1) != by_id.size())
+    fail("{}: vocabulary ids must be 0..{} without gaps ({} tokens)", where, top, by_id.size());
+  std::vector<std::string> vocab(by_id.size());
+  for (auto& [id, token] : by_id) vocab[static_cast<size_t>(id)] = std::move(token);
+  return vocab;
+}
+
+std::pair<std::string, std::string> merge_pair(const json& m, const std::string& where) {
+  if (m.is_array() && m.size() == 2) return {m[0].get<std::string>(), m[1].get<std::string>()};
+  if (m.is_string()) {
+    const std::string line = m.get<std::string>();
+    const size_t space = line.find(' ');
+    if (space != std::string::npos && space > 0 && space + 1 < line.size() && line.find(' ', space + 1) == std::string::npos)
+      return {line.substr(0, space), line.substr(space + 1)};
+  }
+  fail("{}: a merge must be \"left right\" or [left, right] (got {})", where, show_json(m));
+}
+
+// tokenizer.json with a BPE model: byte-level (RoBERTa, GPT-2's alphabet), the ByteLevel
+// pre-tokenizer and RobertaProcessing; anything else is an error naming the field.
+Tokenizer byte_level_from_tokenizer_json(const json& doc, const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  TokenizerOptions opt = byte_level_options(dir.empty() ? "." : dir);
+  const json& model = doc.at("model");
+  auto unset = [&](const char* key) {
+    return !model.contains(key) || model[key].is_null() || (model[key].is_string() && model[key] == "");
+  };
+  if (!unset("dropout") && model["dropout"].get<double>() != 0.0) fail("{}: model.dropout: BPE dropout is not supported", path);
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (!unset(key)) fail("{}: model.{} is not supported (byte-level BPE has none)", path, key);
+  if (model.value("byte_fallback", false)) fail("{}: model.byte_fallback is not supported", path);
+  opt.ignore_merges = model.value("ignore_merges", false);
+  if (!unset("unk_token")) opt.unk_token = model["unk_token"].get<std::string>();
+
+  if (doc.contains("normalizer") && !doc["normalizer"].is_null())
+    fail("{}: normalizer {} is not supported with a BPE model (expected none)", path, show_json(doc["normalizer"]));
+  const json pre = doc.value("pre_tokenizer", json());
+  if (!pre.is_object() || pre.value("type", std::string()) != "ByteLevel" || !pre.value("use_regex", true))
+    fail("{}: pre_tokenizer {} is not supported (expected ByteLevel with use_regex)", path, show_json(pre));
+  opt.add_prefix_space = pre.value("add_prefix_space", false);
+  const json post = doc.value("post_processor", json());
+  if (!post.is_object() || post.value("type", std::string()) != "RobertaProcessing")
+    fail("{}: post_processor {} is not supported (expected RobertaProcessing)", path, show_json(post));
+  opt.cls_token = post.at("cls").at(0).get<std::string>();
+  opt.sep_token = post.at("sep").at(0).get<std::string>();
+  opt.trim_offsets = post.value("trim_offsets", true);
+  if (post.value("add_prefix_space", opt.add_prefix_space) != opt.add_prefix_space)
+    fail("{}: post_processor.add_prefix_space differs from pre_tokenizer.add_prefix_space", path);
+
+  const json added = doc.value("added_tokens", json::array());
+  std::vector<std::string> vocab = id_indexed_vocab(model.at("vocab"), added, path);
+  opt.lstrip_tokens.clear();
+  opt.rstrip_tokens.clear();
+  for (const json& a : added) {
+    const std::string content = a.at("content").get<std::string>();
+    if (a.value("lstrip", false)) opt.lstrip_tokens.push_back(content);
+    if (a.value("rstrip", false)) opt.rstrip_tokens.push_back(content);
+  }
+  std::vector<std::pair<std::string, std::string>> merges;
+  const json& listed = model.at("merges");
+  if (!listed.is_array()) fail("{}: model.merges must be an array", path);
+  merges.reserve(listed.size());
+  for (const json& m : listed) merges.push_back(merge_pair(m, path + ": model.merges"));
+  try {
+    return Tokenizer::byte_level_bpe(std::move(vocab), std::move(merges), std::move(opt));
+  } catch (const Error& e) {
+    fail("{}: {}", path, e.what());
+  }
+}
+
+// RoBERTa's slow-tokenizer files: vocab.json (token → id) and merges.txt ("#version" line, then
+// one "left right" pair a line).
+Tokenizer byte_level_from_files(const std::string& dir) {
+  const std::string vocab_path = join_path(dir, "vocab.json"), merges_path = join_path(dir, "merges.txt");
+  std::vector<std::string> vocab = id_indexed_vocab(parse_json_file(vocab_path), json(), vocab_path);
+  std::vector<std::pair<std::string, std::string>> merges;
+  const std::vector<std::string> lines = parse_vocab_lines(read_file(merges_path));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty() || (i == 0 && lines[i].rfind("#version", 0) == 0)) continue;
+    merges.push_back(merge_pair(json(lines[i]), fmt::format("{}: line {}", merges_path, i + 1)));
+  }
+  try {
+    return Tokenizer::byte_level_bpe(std::move(vocab), std::move(merges), byte_level_options(dir));
+  } catch (const Error& e) {
+    fail("{}: {}", dir, e.what());
+  } catch (const json::exception& e) {
+    fail("{}: {}", dir, one_line(e.what()));
+  }
 }
 
 }  // namespace
 
-WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& path) {
+Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
   const json doc = parse_json_file(path);
   std::vector<std::string> vocab;
   TokenizerOptions opt;
   try {
     const json& model = doc.at("model");
+    if (model.contains("type") && model["type"] == "BPE") return byte_level_from_tokenizer_json(doc, path);
     if (model.contains("type") && model["type"] != "WordPiece")
-      fail("{}: model.type is {}, only WordPiece is supported", path, model["type"].dump());
+      fail("{}: model.type is {}, only WordPiece and BPE are supported", path, show_json(model["type"]));
     const json& entries = model.at("vocab");
     if (!entries.is_object() || entries.empty()) fail("{}: model.vocab is empty", path);
     vocab.resize(entries.size());
@@ -451,19 +638,23 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& pa
     const json pre = doc.value("pre_tokenizer", json());
     if (pre.is_null() || pre.value("type", std::string()) != "BertPreTokenizer")
       fail("{}: pre_tokenizer {} is not supported (expected BertPreTokenizer)", path,
-           one_line(pre.dump()));
+           show_json(pre));
   } catch (const json::exception& e) {
     fail("{}: {}", path, one_line(e.what()));
   }
   return build(std::move(vocab), std::move(opt), path);
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_dir(const std::string& model_dir) {
+Tokenizer Tokenizer::from_dir(const std::string& model_dir) {
   const std::string dir = model_files_dir(model_dir);
   const std::string tokenizer_json = join_path(dir, "tokenizer.json");
   if (file_exists(tokenizer_json)) return from_tokenizer_json(tokenizer_json);
   const std::string vocab_txt = join_path(dir, "vocab.txt");
-  if (!file_exists(vocab_txt)) fail("{}: neither tokenizer.json nor vocab.txt found", dir);
+  if (!file_exists(vocab_txt)) {
+    if (file_exists(join_path(dir, "vocab.json")) && file_exists(join_path(dir, "merges.txt")))
+      return byte_level_from_files(dir);
+    fail("{}: no tokenizer found (tokenizer.json, vocab.txt, or vocab.json with merges.txt)", dir);
+  }
 
   TokenizerOptions opt;
   const std::string config_path = join_path(dir, "tokenizer_config.json");
@@ -486,25 +677,92 @@ WordPieceTokenizer WordPieceTokenizer::from_dir(const std::string& model_dir) {
   return from_vocab_file(vocab_txt, std::move(opt));
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_path(const std::string& path) {
+Tokenizer Tokenizer::from_path(const std::string& path) {
   if (dir_exists(path)) return from_dir(path);
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return from_tokenizer_json(path);
   return from_vocab_file(path);
 }
 
-std::vector<int64_t> WordPieceTokenizer::ordinary_ids() const {
+std::vector<int64_t> Tokenizer::ordinary_ids() const {
   std::vector<int64_t> ids;
   for (size_t i = 0; i < vocab_.size(); ++i) {
     const std::string& t = vocab_[i];
     const int64_t id = static_cast<int64_t>(i);
-    if (is_structural(id) || id == mask_id_) continue;
+    if (is_structural(id) || id == mask_id_ || id == unk_id_) continue;
     if (t.size() > 2 && t.front() == '[' && t.back() == ']') continue;
     ids.push_back(id);
   }
   return ids;
 }
 
-Encoding WordPieceTokenizer::tokenize(const std::string& text) const {
+Encoding Tokenizer::tokenize_byte_level(const std::string& text) const {
+  Encoding enc;
+  int64_t word = 0;
+  std::string bytes;                              // the word's bytes (a prefixed space first)
+  std::vector<std::pair<size_t, size_t>> spans;   // each byte's character in the text
+  std::vector<byte_level::Symbol> symbols;
+  auto on_special = [&](const Special& sp, size_t begin, size_t end) {
+    push_token(enc, sp.id, vocab_[static_cast<size_t>(sp.id)], begin, end, word++, 0);
+  };
+  auto on_segment = [&](size_t seg_begin, size_t seg_end) {
+    for (const byte_level::Word& w : byte_level::split(text, seg_begin, seg_end, options_.add_prefix_space)) {
+      bytes.clear();
+      spans.clear();
+      const auto* raw = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+      for (size_t i = w.begin; i < w.end;) {
+        utf8proc_int32_t cp;
+        const auto n = utf8proc_iterate(raw + i, static_cast<utf8proc_ssize_t>(w.end - i), &cp);
+        const size_t len = n > 0 ? static_cast<size_t>(n) : 1;
+        if (w.prefixed && i == w.begin) {  // the added space takes the first character's offsets
+          bytes += ' ';
+          spans.emplace_back(i, i + len);
+        }
+        bytes.append(text, i, len);
+        spans.insert(spans.end(), len, {i, i + len});
+        i += len;
+      }
+      symbols.clear();
+      std::string whole;
+      for (size_t k = 0; k < bytes.size(); ++k) {
+        const std::string& c = byte_level::byte_char(static_cast<unsigned char>(bytes[k]));
+        symbols.push_back({c, k, k});
+        whole += c;
+      }
+      if (options_.ignore_merges && index_.count(whole)) {
+        symbols.assign(1, {whole, 0, bytes.size() - 1});
+      } else {
+        byte_level::merge(symbols, merge_rank_);
+      }
+      for (const byte_level::Symbol& sym : symbols) {
+        auto it = index_.find(sym.text);
+        int64_t id = it != index_.end() ? it->second : unk_id_;
+        if (id < 0) continue;  // no such token and no unknown token: tokenizers drops it too
+        size_t begin = spans[sym.first].first, end = spans[sym.last].second;
+        if (options_.trim_offsets) {
+          // tokenizers' ByteLevel::process_offsets: spaces at either end leave the range, one
+          // character each. Counted through the spans, as tokenizers counts characters: the
+          // prefixed space stands for the word's first character, however many bytes it has.
+          size_t lead = 0, trail = 0;
+          while (sym.first + lead <= sym.last && bytes[sym.first + lead] == ' ') ++lead;
+          while (trail < sym.last - sym.first + 1 && bytes[sym.last - trail] == ' ') ++trail;
+          if (lead > 0) {
+            const bool first = enc.ids.empty() || begin == 0;
+            if (!(first && options_.add_prefix_space && lead == 1))
+              begin = std::min(spans[sym.first + lead - 1].second, end);
+          }
+          if (trail > 0) end = std::max(spans[sym.last - trail + 1].first, begin);
+        }
+        push_token(enc, id, vocab_[static_cast<size_t>(id)], begin, end, word, 0);
+      }
+      ++word;
+    }
+  };
+  for_each_segment(text, special_tokens(*this), on_special, on_segment);
+  return enc;
+}
+
+Encoding Tokenizer::tokenize(const std::string& text) const {
+  if (model_ == TokenizerModel::ByteLevelBpe) return tokenize_byte_level(text);
   Encoding enc;
   Scratch& s = scratch;
   const std::string& prefix = options_.continuing_subword_prefix;
@@ -555,9 +813,19 @@ Encoding WordPieceTokenizer::tokenize(const std::string& text) const {
   return enc;
 }
 
-std::vector<std::pair<std::string, std::pair<size_t, size_t>>> WordPieceTokenizer::pre_tokenize(
+std::vector<std::pair<std::string, std::pair<size_t, size_t>>> Tokenizer::pre_tokenize(
     const std::string& text) const {
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> words;
+  if (model_ == TokenizerModel::ByteLevelBpe) {
+    for_each_segment(
+        text, special_tokens(*this),
+        [&](const Special& sp, size_t begin, size_t end) { words.push_back({std::string(sp.text), {begin, end}}); },
+        [&](size_t begin, size_t end) {
+          for (const byte_level::Word& w : byte_level::split(text, begin, end, options_.add_prefix_space))
+            words.push_back({(w.prefixed ? " " : "") + text.substr(w.begin, w.end - w.begin), {w.begin, w.end}});
+        });
+    return words;
+  }
   auto on_special = [&](const Special& sp, size_t begin, size_t end, int64_t) {
     words.push_back({std::string(sp.text), {begin, end}});
   };
@@ -570,15 +838,18 @@ std::vector<std::pair<std::string, std::pair<size_t, size_t>>> WordPieceTokenize
   return words;
 }
 
-Encoding WordPieceTokenizer::encode(const std::string& text, const std::optional<std::string>& pair,
+Encoding Tokenizer::encode(const std::string& text, const std::optional<std::string>& pair,
                                     int max_length, Truncation truncation) const {
   Encoding a = tokenize(text);
   std::optional<Encoding> b;
   if (pair) b = tokenize(*pair);
-  const bool truncated = truncate_pair(a, b ? &*b : nullptr, max_length, truncation);
+  // RoBERTa (RobertaProcessing): <s> A </s> </s> B </s>, type ids 0 throughout
+  const bool roberta = model_ == TokenizerModel::ByteLevelBpe;
+  const size_t n_special = b ? (roberta ? 4 : 3) : 2;
+  const bool truncated = truncate_pair(a, b ? &*b : nullptr, max_length, truncation, n_special);
 
   Encoding out;
-  const size_t total = a.ids.size() + (b ? b->ids.size() + 3 : 2);
+  const size_t total = a.ids.size() + (b ? b->ids.size() : 0) + n_special;
   out.ids.reserve(total);
   out.tokens.reserve(total);
   out.type_ids.reserve(total);
@@ -588,33 +859,104 @@ Encoding WordPieceTokenizer::encode(const std::string& text, const std::optional
   append_encoding(out, a, 0);
   push_token(out, sep_id_, options_.sep_token, 0, 0, -1, 0);
   if (b) {
-    append_encoding(out, *b, 1);
-    push_token(out, sep_id_, options_.sep_token, 0, 0, -1, 1);
+    const int64_t type = roberta ? 0 : 1;
+    if (roberta) push_token(out, sep_id_, options_.sep_token, 0, 0, -1, type);
+    append_encoding(out, *b, type);
+    push_token(out, sep_id_, options_.sep_token, 0, 0, -1, type);
   }
   out.truncated = truncated;
   return out;
 }
 
-int64_t WordPieceTokenizer::token_to_id(const std::string& token) const {
+int64_t Tokenizer::token_to_id(const std::string& token) const {
   auto it = index_.find(token);
   return it == index_.end() ? unk_id_ : it->second;
 }
 
-const std::string& WordPieceTokenizer::id_to_token(int64_t id) const {
+const std::string& Tokenizer::id_to_token(int64_t id) const {
   if (id < 0 || id >= static_cast<int64_t>(vocab_.size()))
     fail("token id {} is out of range (vocabulary size {})", id, vocab_.size());
   return vocab_[static_cast<size_t>(id)];
 }
 
-bool WordPieceTokenizer::has_token(const std::string& token) const {
+bool Tokenizer::has_token(const std::string& token) const {
   return index_.count(token) > 0;
 }
 
-bool WordPieceTokenizer::is_structural(int64_t id) const {
+bool Tokenizer::is_structural(int64_t id) const {
   return id >= 0 && (id == cls_id_ || id == sep_id_ || id == pad_id_);
 }
 
-void WordPieceTokenizer::save_vocab(const std::string& path) const {
+bool Tokenizer::continues_word(const std::string& token) const {
+  if (model_ == TokenizerModel::ByteLevelBpe) {
+    const std::string bytes = byte_level::decode(token);
+    return !bytes.empty() && !(bytes[0] == ' ' || (bytes[0] >= '\t' && bytes[0] <= '\r'));
+  }
+  const std::string& prefix = options_.continuing_subword_prefix;
+  return !prefix.empty() && token.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string Tokenizer::word_text(const std::string& token) const {
+  if (model_ == TokenizerModel::ByteLevelBpe) {
+    if (token == options_.cls_token || token == options_.sep_token || token == options_.pad_token ||
+        token == options_.unk_token || token == options_.mask_token)
+      return token;
+    const std::string bytes = byte_level::decode(token);
+    const size_t start = bytes.find_first_not_of(" \t\n\v\f\r");
+    return start == std::string::npos ? bytes : bytes.substr(start);
+  }
+  return continues_word(token) ? token.substr(options_.continuing_subword_prefix.size()) : token;
+}
+
+void Tokenizer::save(const std::string& dir) const {
+  make_dirs(dir);
+  const TokenizerOptions& o = options_;
+  json special = {{"unk_token", o.unk_token}, {"sep_token", o.sep_token}, {"pad_token", o.pad_token},
+                  {"cls_token", o.cls_token}, {"mask_token", o.mask_token}};
+  json cfg;
+  if (model_ == TokenizerModel::WordPiece) {
+    save_vocab(join_path(dir, "vocab.txt"));
+    cfg = {{"tokenizer_class", "BertTokenizer"},
+           {"do_lower_case", o.lowercase},
+           {"tokenize_chinese_chars", o.tokenize_chinese_chars}};
+    cfg["strip_accents"] = o.strip_accents ? json(*o.strip_accents) : json(nullptr);
+  } else {
+    special["bos_token"] = o.cls_token;
+    special["eos_token"] = o.sep_token;
+    auto listed = [](const std::vector<std::string>& names, const std::string& s) {
+      return std::find(names.begin(), names.end(), s) != names.end();
+    };
+    json added = json::array(), entries = json::object(), merges = json::array();
+    for (const std::string* t : {&o.cls_token, &o.pad_token, &o.sep_token, &o.unk_token, &o.mask_token})
+      if (has_token(*t))
+        added.push_back({{"id", token_to_id(*t)}, {"content", *t}, {"single_word", false},
+                         {"lstrip", listed(o.lstrip_tokens, *t)}, {"rstrip", listed(o.rstrip_tokens, *t)},
+                         {"normalized", false}, {"special", true}});
+    std::stable_sort(added.begin(), added.end(), [](const json& a, const json& b) { return a["id"] < b["id"]; });
+    for (size_t i = 0; i < vocab_.size(); ++i) entries[vocab_[i]] = static_cast<int64_t>(i);
+    for (const auto& [left, right] : merges_) merges.push_back(left + " " + right);
+    json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", o.add_prefix_space},
+                       {"trim_offsets", true}, {"use_regex", true}};
+    json model = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", has_token(o.unk_token) ? json(o.unk_token) : json(nullptr)},
+                  {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""}, {"fuse_unk", false},
+                  {"byte_fallback", false}, {"vocab", std::move(entries)}, {"merges", std::move(merges)}};
+    if (o.ignore_merges) model["ignore_merges"] = true;
+    const json doc = {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
+                      {"added_tokens", std::move(added)}, {"normalizer", nullptr}, {"pre_tokenizer", byte_level},
+                      {"post_processor", {{"type", "RobertaProcessing"}, {"sep", {o.sep_token, sep_id_}},
+                                          {"cls", {o.cls_token, cls_id_}}, {"trim_offsets", o.trim_offsets},
+                                          {"add_prefix_space", o.add_prefix_space}}},
+                      {"decoder", byte_level}, {"model", std::move(model)}};
+    write_file_atomic(join_path(dir, "tokenizer.json"), doc.dump() + "\n");
+    cfg = {{"tokenizer_class", "RobertaTokenizer"}, {"add_prefix_space", o.add_prefix_space},
+           {"trim_offsets", o.trim_offsets}, {"bos_token", o.cls_token}, {"eos_token", o.sep_token}};
+  }
+  for (const auto& [key, value] : special.items()) cfg[key] = value;
+  write_file_atomic(join_path(dir, "tokenizer_config.json"), cfg.dump(2) + "\n");
+  write_file_atomic(join_path(dir, "special_tokens_map.json"), special.dump(2) + "\n");
+}
+
+void Tokenizer::save_vocab(const std::string& path) const {
   std::string data;
   for (const std::string& token : vocab_) {
     data += token;

@@ -1,6 +1,7 @@
 #pragma once
-// WordPiece tokenizer that reproduces Hugging Face BertTokenizer / tokenizers' BertNormalizer +
-// BertPreTokenizer + WordPiece, including character offsets and word alignment.
+// The tokenizers of the model families salient reads, as Hugging Face's: WordPiece (BertTokenizer /
+// tokenizers' BertNormalizer + BertPreTokenizer + WordPiece) and byte-level BPE (RobertaTokenizer /
+// tokenizers' ByteLevel + BPE + RobertaProcessing), with offsets and word alignment.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,31 +25,50 @@ struct TokenizerOptions {
   std::string unk_token = "[UNK]", cls_token = "[CLS]", sep_token = "[SEP]", pad_token = "[PAD]",
               mask_token = "[MASK]";
   std::string continuing_subword_prefix = "##";
+  // Special tokens that absorb the whitespace before (lstrip) or after (rstrip) them when found in
+  // the text, as HF AddedToken's flags (RoBERTa's <mask> has lstrip).
+  std::vector<std::string> lstrip_tokens, rstrip_tokens;
+  // Byte-level BPE only: the ByteLevel pre-tokenizer's add_prefix_space, RobertaProcessing's
+  // trim_offsets, the BPE model's ignore_merges.
+  bool add_prefix_space = false, trim_offsets = true, ignore_merges = false;
+
+  // RoBERTa's special tokens (<s>, </s>, <pad>, <unk>, <mask> with lstrip), the defaults of
+  // RobertaTokenizer.
+  static TokenizerOptions roberta();
 };
 
-class WordPieceTokenizer {
+enum class TokenizerModel { WordPiece, ByteLevelBpe };
+
+class Tokenizer {
  public:
-  WordPieceTokenizer() = default;
-  WordPieceTokenizer(std::vector<std::string> vocab, TokenizerOptions options);
+  Tokenizer() = default;
+  Tokenizer(std::vector<std::string> vocab, TokenizerOptions options);  // WordPiece
+  // Byte-level BPE: vocab (tokens in GPT-2's byte-to-character alphabet, "Ġ" for a space) and the
+  // merges in rank order; options name the special tokens (<s>, </s>, <pad>, <unk>, <mask>).
+  static Tokenizer byte_level_bpe(std::vector<std::string> vocab,
+                                  std::vector<std::pair<std::string, std::string>> merges, TokenizerOptions options);
 
   // vocab.txt: one token per line, line index = id.
-  static WordPieceTokenizer from_vocab_file(const std::string& path, TokenizerOptions options = {});
-  // tokenizer.json (HF fast tokenizer, WordPiece model + BertNormalizer).
-  static WordPieceTokenizer from_tokenizer_json(const std::string& path);
+  static Tokenizer from_vocab_file(const std::string& path, TokenizerOptions options = {});
+  // tokenizer.json (HF fast tokenizer): a WordPiece model with BertNormalizer and
+  // BertPreTokenizer, or a BPE model with the ByteLevel pre-tokenizer and RobertaProcessing.
+  static Tokenizer from_tokenizer_json(const std::string& path);
   // A model directory: tokenizer.json if present, else vocab.txt (+ tokenizer_config.json for
-  // do_lower_case / strip_accents).
-  static WordPieceTokenizer from_dir(const std::string& dir);
+  // do_lower_case / strip_accents), else RoBERTa's vocab.json + merges.txt (+ tokenizer_config.json).
+  static Tokenizer from_dir(const std::string& dir);
   // A tokenizer directory, a tokenizer.json or a vocab.txt (what --vocab options take).
-  static WordPieceTokenizer from_path(const std::string& path);
+  static Tokenizer from_path(const std::string& path);
 
-  // Full encoding with [CLS] ... [SEP] (... [SEP]). max_length <= 0 means no truncation.
+  // Full encoding with [CLS] A [SEP] ([B SEP]), or RoBERTa's <s> A </s> (</s> B </s>); type ids 0
+  // for A, 1 for B (RoBERTa: 0 throughout, as HF). max_length <= 0 means no truncation.
   Encoding encode(const std::string& text, const std::optional<std::string>& pair = std::nullopt,
                   int max_length = 0, Truncation truncation = Truncation::LongestFirst) const;
 
   // Normalize + pre-tokenize + WordPiece without special tokens. Offsets into `text`.
   Encoding tokenize(const std::string& text) const;
 
-  // Words as the pre-tokenizer sees them, with byte offsets.
+  // Words as the pre-tokenizer sees them, with byte offsets (byte-level BPE: the text of each piece,
+  // its leading space included).
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> pre_tokenize(const std::string& text) const;
 
   int64_t token_to_id(const std::string& token) const;  // unk id when absent
@@ -57,6 +77,14 @@ class WordPieceTokenizer {
   size_t vocab_size() const { return vocab_.size(); }
   const std::vector<std::string>& vocab() const { return vocab_; }
   const TokenizerOptions& options() const { return options_; }
+  TokenizerModel model() const { return model_; }
+  // Byte-level BPE's merges in rank order (empty for WordPiece).
+  const std::vector<std::pair<std::string, std::string>>& merges() const { return merges_; }
+  // Whether a token continues the word of the token before it: WordPiece's "##" pieces; in
+  // byte-level BPE every piece that does not start a word with "Ġ" (a space). And the token's text
+  // as a word shows it (the "##" or the leading space dropped; BPE's bytes decoded).
+  bool continues_word(const std::string& token) const;
+  std::string word_text(const std::string& token) const;
 
   int64_t cls_id() const { return cls_id_; }
   int64_t sep_id() const { return sep_id_; }
@@ -71,12 +99,22 @@ class WordPieceTokenizer {
   // random replacement draws from (MLM masking, SST's probabilistic fills). Ascending.
   std::vector<int64_t> ordinary_ids() const;
 
-  void save_vocab(const std::string& path) const;  // vocab.txt, atomically
+  // The tokenizer's files into a model directory, atomically, for salient and HF to read back:
+  // WordPiece vocab.txt + tokenizer_config.json (BertTokenizer); byte-level BPE tokenizer.json +
+  // tokenizer_config.json (RobertaTokenizerFast); special_tokens_map.json for both.
+  void save(const std::string& dir) const;
+  void save_vocab(const std::string& path) const;  // WordPiece's vocab.txt alone, atomically
 
  private:
+  void index_vocab();  // index_ and the special tokens' ids from vocab_ and options_
+  Encoding tokenize_byte_level(const std::string& text) const;
+
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int64_t> index_;
   TokenizerOptions options_;
+  TokenizerModel model_ = TokenizerModel::WordPiece;
+  std::vector<std::pair<std::string, std::string>> merges_;
+  std::unordered_map<std::string, int> merge_rank_;  // "left right" → rank
   int64_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
 };
 

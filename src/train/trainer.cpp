@@ -26,7 +26,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 
-std::vector<Encoding> encode_all(const WordPieceTokenizer& tok, const Dataset& data, int64_t max_length,
+std::vector<Encoding> encode_all(const Tokenizer& tok, const Dataset& data, int64_t max_length,
                                  int64_t* truncated) {
   std::vector<Encoding> out;
   out.reserve(data.records.size());
@@ -306,7 +306,7 @@ Classifier initial_classifier(const TrainOptions& o, const std::vector<std::stri
     }
   } else {
     if (o.vocab.empty()) fail("--vocab: needed when training from scratch (a vocab.txt or tokenizer directory)");
-    clf.tokenizer = WordPieceTokenizer::from_path(o.vocab);
+    clf.tokenizer = Tokenizer::from_path(o.vocab);
     nlohmann::json cfg = {{"model_type", o.model_type},
                           {"architectures", {o.model_type == "bert" ? "BertForSequenceClassification" : "ForSequenceClassification"}},
                           {"vocab_size", clf.tokenizer.vocab_size()},

@@ -1,5 +1,7 @@
 """Shared by tests/hf: the packaged pre-trained encoder, HF's reading of it, and a classifier salient
 fine-tunes from it once per session (both test files explain and compare that one model)."""
+import csv
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -16,6 +18,33 @@ SALIENT_BIN = os.environ.get("SALIENT_BIN", str(REPO / "build" / "salient"))
 def shared():
     env = os.environ.get("SALIENT_SHARED")
     return Path(env) if env else REPO.parent / "shared"
+
+
+def real_texts():
+    """SST-2 dev (872 sentences), the first 300 HateXplain test posts, 40 ERASER movie reviews
+    (whole documents, far over 512 tokens) and hand-made edge cases: >= 1,200 texts."""
+    data = shared() / "data"
+    texts = []
+    with open(data / "sst2_glue" / "dev.tsv", newline="") as f:
+        texts += [row["sentence"] for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)]
+    with open(data / "hatexplain" / "hatexplain_test.jsonl") as f:
+        for i, line in enumerate(f):
+            if i == 300:
+                break
+            texts.append(" ".join(json.loads(line)["post_tokens"]))
+    docs = sorted((data / "eraser_movies" / "docs").iterdir())[:40]
+    texts += [d.read_text() for d in docs]
+    texts += [
+        "Café naïve résumé — déjà vu, Ångström, façade, Straße",  # accents stripped (uncased)
+        "emoji 🤗🙂 and symbols ☃ ∑ get [UNK]",  # pieces outside the vocabulary
+        "中文字符 and かな mixed with English",  # CJK characters are split one by one
+        "tabs\tand\nnewlines  and\u00a0no-break spaces\u200b zero width",
+        "don't can't won't -- it's (really) \"quoted\" $5.00 50% #tag @user",
+        "supercalifragilisticexpialidocious antidisestablishmentarianism",
+        "",
+        "UPPER lower MiXeD",
+    ]
+    return texts
 
 
 @pytest.fixture(scope="session")

