@@ -13,6 +13,7 @@
 #include "model/classifier.h"
 #include "tensor_json.h"
 #include "test_util.h"
+#include "text/byte_level_bpe.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -262,7 +263,7 @@ TEST(AttAttr, ViewsAreConsistent) {
   EXPECT_EQ(hi.size(1), clf.model.num_heads());
   EXPECT_NEAR(hi[1][2].item<double>(), r.layers[1].attribution[2].max().item<double>(), 1e-12);
   TokenFlow tf = token_flow(r.layers[0]);
-  WordFlow wf = word_flow(r.layers[0], e.tokens, e.word_ids, e.type_ids);
+  WordFlow wf = word_flow(r.layers[0], e.tokens, e.word_ids, e.type_ids, clf.tokenizer);
   double ts = 0, ws = 0, wi = 0;
   for (double x : tf.out) ts += x;
   for (double x : wf.out) ws += x;
@@ -272,6 +273,25 @@ TEST(AttAttr, ViewsAreConsistent) {
   EXPECT_NEAR(wi, ts, 1e-4);
   EXPECT_LT(wf.labels.size(), e.tokens.size());  // "unflinchingly" is several pieces
   EXPECT_NE(std::find(wf.labels.begin(), wf.labels.end(), "unflinchingly"), wf.labels.end());
+}
+
+// Word labels are the text of the words, whatever the tokenizer: byte-level BPE's pieces ("Ġ" for
+// the space, a multi-byte character split over two pieces) join as WordPiece's "##" pieces do.
+TEST(AttAttr, WordFlowLabelsAreWordsForByteLevelBpe) {
+  std::vector<std::string> vocab = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+  for (int b = 0; b < 256; ++b) vocab.push_back(salient::byte_level::byte_char(static_cast<unsigned char>(b)));
+  const std::vector<std::pair<std::string, std::string>> merges = {{"Ġ", "c"}, {"a", "f"}, {"Ġc", "af"}};
+  for (const auto& [left, right] : merges) vocab.push_back(left + right);
+  const Tokenizer tok = Tokenizer::byte_level_bpe(vocab, merges, TokenizerOptions::roberta());
+  const Encoding e = tok.encode("a caf\xc3\xa9");
+  ASSERT_EQ(e.tokens, (std::vector<std::string>{"<s>", "a", "Ġcaf", "Ã", "©", "</s>"}));
+  LayerAttribution layer;
+  layer.attribution = torch::arange(2 * 6 * 6, torch::kFloat64).reshape({2, 6, 6});
+  const WordFlow wf = word_flow(layer, e.tokens, e.word_ids, e.type_ids, tok);
+  EXPECT_EQ(wf.labels, (std::vector<std::string>{"<s>", "a", "caf\xc3\xa9", "</s>"}));
+  const TokenFlow tf = token_flow(layer);
+  EXPECT_DOUBLE_EQ(wf.out[2], tf.out[2] + tf.out[3] + tf.out[4]);
+  EXPECT_DOUBLE_EQ(wf.in[2], tf.in[2] + tf.in[3] + tf.in[4]);
 }
 
 // Hand-made [3 layers, 4 tokens] attribution: root = token 1 (largest row sum); layer 1 (the

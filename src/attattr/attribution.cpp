@@ -193,7 +193,8 @@ TokenFlow token_flow(const LayerAttribution& layer) {
 }
 
 WordFlow word_flow(const LayerAttribution& layer, const std::vector<std::string>& tokens,
-                   const std::vector<int64_t>& word_ids, const std::vector<int64_t>& type_ids) {
+                   const std::vector<int64_t>& word_ids, const std::vector<int64_t>& type_ids,
+                   const Tokenizer& tokenizer) {
   TokenFlow t = token_flow(layer);
   const size_t n = t.out.size();
   if (word_ids.size() != n || tokens.size() != n) fail("attattr: word_ids/tokens do not match the attribution length");
@@ -204,12 +205,11 @@ WordFlow word_flow(const LayerAttribution& layer, const std::vector<std::string>
     const int64_t type = i < type_ids.size() ? type_ids[i] : 0;
     const bool same = word_ids[i] >= 0 && word_ids[i] == prev_word && type == prev_type;
     if (!same) {
-      w.labels.push_back(tokens[i]);
+      w.labels.push_back(tokenizer.word_text(tokens[i]));
       w.out.push_back(0);
       w.in.push_back(0);
     } else {
-      const std::string& tok = tokens[i];
-      w.labels.back() += tok.rfind("##", 0) == 0 ? tok.substr(2) : tok;
+      w.labels.back() += tokenizer.word_text(tokens[i]);
     }
     w.out.back() += t.out[i];
     w.in.back() += t.in[i];

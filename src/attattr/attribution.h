@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/transformer.h"
+#include "text/tokenizer.h"
 #include "util/quadrature.h"
 
 namespace salient::attattr {
@@ -76,11 +77,12 @@ TokenFlow token_flow(const LayerAttribution& layer);
 // The same summed over the tokens of each word (word_ids from the Encoding, -1 = special token,
 // kept as its own entry). words = number of distinct word ids + special tokens, in order.
 struct WordFlow {
-  std::vector<std::string> labels;  // the joined tokens of each unit
+  std::vector<std::string> labels;  // each unit's text: its tokens as the tokenizer's word_text joins them
   std::vector<double> out, in;
 };
 WordFlow word_flow(const LayerAttribution& layer, const std::vector<std::string>& tokens,
-                   const std::vector<int64_t>& word_ids, const std::vector<int64_t>& type_ids);
+                   const std::vector<int64_t>& word_ids, const std::vector<int64_t>& type_ids,
+                   const Tokenizer& tokenizer);
 
 // Estimated autograd memory per integration point when attributing `layer` at length L (bytes).
 double bytes_per_point(const Transformer& model, int64_t layer, int64_t length);

@@ -33,7 +33,7 @@ nlohmann::json attribution_json(const Classifier& clf, const Encoding& e, const 
     TokenFlow tf = token_flow(la);
     token_out.push_back(tf.out);
     token_in.push_back(tf.in);
-    WordFlow wf = word_flow(la, e.tokens, e.word_ids, e.type_ids);
+    WordFlow wf = word_flow(la, e.tokens, e.word_ids, e.type_ids, clf.tokenizer);
     words = wf.labels;
     word_out.push_back(wf.out);
     word_in.push_back(wf.in);
