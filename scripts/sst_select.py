@@ -95,7 +95,20 @@ def choose_lr(seed_dir, rates):
     return best
 
 
+def fail(message):  # exit 2: --may-be-chosen's 1 means "cannot be chosen"
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
+USAGE = ("usage: sst_select.py STANDARD_DIR SWEEP_DIR... | --choose-lr SEED_DIR RATE... | "
+         "--may-be-chosen RUN STANDARD_DIR SWEEP_DIR...")
+
+
 def main():
+    args = sys.argv[1:]
+    known = {"--choose-lr": 2, "--may-be-chosen": 3}
+    if not args or (args[0].startswith("-") and (args[0] not in known or len(args) < known[args[0]] + 1)):
+        fail(USAGE)
     if sys.argv[1] == "--choose-lr":
         print(choose_lr(sys.argv[2], sys.argv[3:]))
         return
@@ -126,4 +139,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except FileNotFoundError as e:  # a run without its records: one line naming the file
+        fail(f"sst_select.py: {e.filename}: no such file")

@@ -158,6 +158,17 @@ def test_sst_choose_lr_best_accuracy_then_lower_loss(tmp_path):
     assert choose(tmp_path / "tie", "3e-5", "2e-5") == "3e-5"
 
 
+def test_sst_select_bad_arguments_exit_2_with_one_line(tmp_path):
+    """Exit 2, not 1 (--may-be-chosen's "cannot be chosen", which sst_experiments.sh acts on), with one
+    line: no arguments, an unknown option, too few, and a standard model without its records."""
+    for args in ([], ["--help"], ["--choose-lr", str(tmp_path)], ["--may-be-chosen", "a", "b"],
+                 ["--choose-lr", str(tmp_path / "s15"), "2e-5", "3e-5"]):
+        done = subprocess.run([sys.executable, str(SST_SELECT), *args], capture_output=True, text=True)
+        assert done.returncode == 2, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
+    assert "s15/lr3e-5/standard/sst.json" in done.stderr
+
+
 SST_HISTORY = REPO / "scripts" / "sst_history.py"
 
 
