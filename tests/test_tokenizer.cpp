@@ -637,6 +637,24 @@ TEST(ByteLevelBpe, SavedAndReadBackFromTokenizerJsonAndSlowFiles) {
   EXPECT_EQ(Tokenizer::from_dir(slow.path()).encode("hello hello").ids, (std::vector<int64_t>{0, 267, 268, 2}));
   salient::write_file_atomic(slow.file("tokenizer_config.json"), R"({"add_prefix_space": true})");
   EXPECT_EQ(Tokenizer::from_dir(slow.path()).encode("hello hello").ids, (std::vector<int64_t>{0, 268, 268, 2}));
+  // either file of the pair, as --tokenizer and --vocab take them, reads both
+  for (const char* name : {"vocab.json", "merges.txt"})
+    EXPECT_EQ(Tokenizer::from_path(slow.file(name)).encode("hello hello").ids, (std::vector<int64_t>{0, 268, 268, 2}))
+        << name;
+  TempDir lone;
+  salient::write_file_atomic(lone.file("vocab.json"), vocab.dump());
+  try {
+    Tokenizer::from_path(lone.file("vocab.json"));
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), "vocab.json and merges.txt side by side");
+  }
+  try {  // read as a tokenizer.json: it has no 'model'
+    Tokenizer::from_tokenizer_json(lone.file("vocab.json"));
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), "not a Hugging Face tokenizer.json (no field 'model'");
+  }
 
   salient::write_file_atomic(slow.file("merges.txt"), "#version: 0.2\nh e\nl l l\n");
   try {

@@ -595,6 +595,9 @@ Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
   std::vector<std::string> vocab;
   TokenizerOptions opt;
   try {
+    if (!doc.is_object() || !doc.contains("model"))
+      fail("{}: not a Hugging Face tokenizer.json (no field 'model'; RoBERTa's vocab.json goes with "
+           "merges.txt: give their folder)", path);
     const json& model = doc.at("model");
     if (model.contains("type") && model["type"] == "BPE") return byte_level_from_tokenizer_json(doc, path);
     if (model.contains("type") && model["type"] != "WordPiece")
@@ -679,6 +682,16 @@ Tokenizer Tokenizer::from_dir(const std::string& model_dir) {
 
 Tokenizer Tokenizer::from_path(const std::string& path) {
   if (dir_exists(path)) return from_dir(path);
+  // RoBERTa's pair of files: either names the two in its folder
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name == "vocab.json" || name == "merges.txt") {
+    const size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    if (!file_exists(path)) fail("{}: no such file", path);
+    if (!file_exists(join_path(dir, "vocab.json")) || !file_exists(join_path(dir, "merges.txt")))
+      fail("{}: byte-level BPE needs vocab.json and merges.txt side by side", path);
+    return byte_level_from_files(dir);
+  }
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return from_tokenizer_json(path);
   return from_vocab_file(path);
 }

@@ -56,7 +56,8 @@ class Tokenizer {
   // A model directory: tokenizer.json if present, else vocab.txt (+ tokenizer_config.json for
   // do_lower_case / strip_accents), else RoBERTa's vocab.json + merges.txt (+ tokenizer_config.json).
   static Tokenizer from_dir(const std::string& dir);
-  // A tokenizer directory, a tokenizer.json or a vocab.txt (what --vocab options take).
+  // A tokenizer directory, a tokenizer.json, a vocab.txt, or RoBERTa's vocab.json or merges.txt
+  // (the pair from their folder): what --vocab and --tokenizer options take.
   static Tokenizer from_path(const std::string& path);
 
   // Full encoding with [CLS] A [SEP] ([B SEP]), or RoBERTa's <s> A </s> (</s> B </s>); type ids 0
