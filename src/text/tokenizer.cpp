@@ -72,6 +72,16 @@ bool is_whitespace(char32_t cp) {
   return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
 }
 
+// A byte that is ASCII whitespace (a byte of a multi-byte character never is).
+bool is_ascii_whitespace(char c) {
+  const auto b = static_cast<unsigned char>(c);
+  return b < 0x80 && is_whitespace(b);
+}
+
+bool listed(const std::vector<std::string>& names, const std::string& s) {
+  return std::find(names.begin(), names.end(), s) != names.end();
+}
+
 // BERT punctuation: all non-alphanumeric printable ASCII, plus Unicode categories P*.
 bool is_punctuation(char32_t cp) {
   if (cp < 0x80)
@@ -198,9 +208,6 @@ void normalize(std::string_view text, size_t begin, size_t end, const TokenizerO
 std::vector<Special> special_tokens(const Tokenizer& tok) {
   const TokenizerOptions& o = tok.options();
   std::vector<Special> out;
-  auto listed = [](const std::vector<std::string>& names, const std::string& s) {
-    return std::find(names.begin(), names.end(), s) != names.end();
-  };
   for (const std::string* s : {&o.cls_token, &o.sep_token, &o.pad_token, &o.unk_token, &o.mask_token})
     if (!s->empty() && tok.has_token(*s))
       out.push_back({*s, tok.token_to_id(*s), listed(o.lstrip_tokens, *s), listed(o.rstrip_tokens, *s)});
@@ -215,7 +222,6 @@ std::vector<Special> special_tokens(const Tokenizer& tok) {
 template <class OnSpecial, class OnSegment>
 void for_each_segment(const std::string& text, const std::vector<Special>& specials, OnSpecial&& on_special,
                       OnSegment&& on_segment) {
-  auto space = [&](size_t i) { return text[i] == ' ' || (text[i] >= '\t' && text[i] <= '\r'); };
   size_t segment_begin = 0, pos = 0;
   while (pos < text.size()) {
     const Special* match = nullptr;
@@ -230,9 +236,9 @@ void for_each_segment(const std::string& text, const std::vector<Special>& speci
     }
     size_t begin = pos, end = pos + match->text.size();
     if (match->lstrip)
-      while (begin > segment_begin && space(begin - 1)) --begin;
+      while (begin > segment_begin && is_ascii_whitespace(text[begin - 1])) --begin;
     if (match->rstrip)
-      while (end < text.size() && space(end)) ++end;
+      while (end < text.size() && is_ascii_whitespace(text[end])) ++end;
     if (begin > segment_begin) on_segment(segment_begin, begin);
     on_special(*match, pos, pos + match->text.size());  // the stripped spaces are in no token's offsets, as HF
     pos = segment_begin = end;
@@ -683,10 +689,9 @@ Tokenizer Tokenizer::from_dir(const std::string& model_dir) {
 Tokenizer Tokenizer::from_path(const std::string& path) {
   if (dir_exists(path)) return from_dir(path);
   // RoBERTa's pair of files: either names the two in its folder
-  const std::string name = path.substr(path.find_last_of('/') + 1);
-  if (name == "vocab.json" || name == "merges.txt") {
-    const size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::filesystem::path file(path);
+  if (file.filename() == "vocab.json" || file.filename() == "merges.txt") {
+    const std::string dir = file.has_parent_path() ? file.parent_path().string() : ".";
     if (!file_exists(path)) fail("{}: no such file", path);
     if (!file_exists(join_path(dir, "vocab.json")) || !file_exists(join_path(dir, "merges.txt")))
       fail("{}: byte-level BPE needs vocab.json and merges.txt side by side", path);
@@ -903,7 +908,7 @@ bool Tokenizer::is_structural(int64_t id) const {
 bool Tokenizer::continues_word(const std::string& token) const {
   if (model_ == TokenizerModel::ByteLevelBpe) {
     const std::string bytes = byte_level::decode(token);
-    return !bytes.empty() && !(bytes[0] == ' ' || (bytes[0] >= '\t' && bytes[0] <= '\r'));
+    return !bytes.empty() && !is_ascii_whitespace(bytes[0]);
   }
   const std::string& prefix = options_.continuing_subword_prefix;
   return !prefix.empty() && token.compare(0, prefix.size(), prefix) == 0;
@@ -915,8 +920,8 @@ std::string Tokenizer::word_text(const std::string& token) const {
         token == options_.unk_token || token == options_.mask_token)
       return token;
     const std::string bytes = byte_level::decode(token);
-    const size_t start = bytes.find_first_not_of(" \t\n\v\f\r");
-    return start == std::string::npos ? bytes : bytes.substr(start);
+    const auto start = std::find_if_not(bytes.begin(), bytes.end(), is_ascii_whitespace);
+    return start == bytes.end() ? bytes : std::string(start, bytes.end());
   }
   return continues_word(token) ? token.substr(options_.continuing_subword_prefix.size()) : token;
 }
@@ -936,9 +941,6 @@ void Tokenizer::save(const std::string& dir) const {
   } else {
     special["bos_token"] = o.cls_token;
     special["eos_token"] = o.sep_token;
-    auto listed = [](const std::vector<std::string>& names, const std::string& s) {
-      return std::find(names.begin(), names.end(), s) != names.end();
-    };
     json added = json::array(), entries = json::object(), merges = json::array();
     for (const std::string* t : {&o.cls_token, &o.pad_token, &o.sep_token, &o.unk_token, &o.mask_token})
       if (has_token(*t))
