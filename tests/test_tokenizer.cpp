@@ -663,6 +663,23 @@ TEST(ByteLevelBpe, SavedAndReadBackFromTokenizerJsonAndSlowFiles) {
   } catch (const salient::Error& e) {
     expect_error_naming(e.what(), "merges.txt: line 3");
   }
+  salient::write_file_atomic(slow.file("merges.txt"), merges);
+  salient::write_file_atomic(slow.file("tokenizer_config.json"), R"({"add_prefix_space": "yes"})");
+  try {  // the config's error names the config file, once
+    Tokenizer::from_dir(slow.path());
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), "tokenizer_config.json: ");
+    EXPECT_EQ(std::string(e.what()).find(slow.path() + ": "), std::string::npos) << e.what();
+  }
+  salient::write_file_atomic(slow.file("tokenizer_config.json"), R"({"bos_token": "<start>"})");
+  try {  // a special token the vocabulary lacks, named with the folder
+    Tokenizer::from_dir(slow.path());
+    FAIL() << "expected salient::Error";
+  } catch (const salient::Error& e) {
+    expect_error_naming(e.what(), "vocabulary has no '<start>' token");
+    expect_error_naming(e.what(), slow.path());
+  }
 }
 
 TEST(TokenizerErrors, UnsupportedBpeTokenizerJson) {

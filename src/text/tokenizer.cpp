@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <string_view>
 
@@ -382,6 +383,13 @@ Tokenizer build(std::vector<std::string> vocab, TokenizerOptions options,
   }
 }
 
+
+// The special tokens that encoding cannot do without: a vocabulary lacking one is refused by name.
+void require_tokens(const Tokenizer& t, std::initializer_list<const std::string*> tokens) {
+  for (const std::string* token : tokens)
+    if (!t.has_token(*token)) fail("vocabulary has no '{}' token", one_line(*token));
+}
+
 }  // namespace
 
 Truncation parse_truncation(const std::string& name) {
@@ -397,8 +405,7 @@ Truncation parse_truncation(const std::string& name) {
 Tokenizer::Tokenizer(std::vector<std::string> vocab, TokenizerOptions options)
     : vocab_(std::move(vocab)), options_(std::move(options)) {
   index_vocab();
-  for (const std::string* t : {&options_.cls_token, &options_.sep_token, &options_.unk_token})
-    if (!has_token(*t)) fail("vocabulary has no '{}' token", one_line(*t));
+  require_tokens(*this, {&options_.cls_token, &options_.sep_token, &options_.unk_token});
 }
 
 TokenizerOptions TokenizerOptions::roberta() {
@@ -421,8 +428,7 @@ Tokenizer Tokenizer::byte_level_bpe(std::vector<std::string> vocab,
   t.options_.continuing_subword_prefix.clear();
   t.model_ = TokenizerModel::ByteLevelBpe;
   t.index_vocab();
-  for (const std::string* s : {&t.options_.cls_token, &t.options_.sep_token})
-    if (!t.has_token(*s)) fail("vocabulary has no '{}' token", one_line(*s));
+  require_tokens(t, {&t.options_.cls_token, &t.options_.sep_token});  // <unk> may be absent: bytes cover all text
   t.merges_ = std::move(merges);
   t.merge_rank_.reserve(t.merges_.size());
   for (size_t i = 0; i < t.merges_.size(); ++i)  // a repeated pair keeps its last rank, as tokenizers
@@ -585,12 +591,11 @@ Tokenizer byte_level_from_files(const std::string& dir) {
     if (lines[i].empty() || (i == 0 && lines[i].rfind("#version", 0) == 0)) continue;
     merges.push_back(merge_pair(json(lines[i]), fmt::format("{}: line {}", merges_path, i + 1)));
   }
+  TokenizerOptions options = byte_level_options(dir);  // its errors name tokenizer_config.json
   try {
-    return Tokenizer::byte_level_bpe(std::move(vocab), std::move(merges), byte_level_options(dir));
+    return Tokenizer::byte_level_bpe(std::move(vocab), std::move(merges), std::move(options));
   } catch (const Error& e) {
     fail("{}: {}", dir, e.what());
-  } catch (const json::exception& e) {
-    fail("{}: {}", dir, one_line(e.what()));
   }
 }
 
