@@ -426,18 +426,24 @@ TEST(Tokenizer, VocabularyAccess) {
   EXPECT_EQ(again.tokenize("unaffable").ids, tok.tokenize("unaffable").ids);
 }
 
+// The message of the salient::Error that `run` throws ("" if none).
+template <class Run>
+std::string error_of(Run run) {
+  try {
+    run();
+  } catch (const salient::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Loads `content` written to a scratch file with `load` and returns the error message ("" if none).
 template <class Load>
 std::string load_error(const std::string& name, const std::string& content, Load load) {
   TempDir dir;
   const std::string path = dir.file(name);
   salient::write_file_atomic(path, content);
-  try {
-    load(path);
-  } catch (const salient::Error& e) {
-    return e.what();
-  }
-  return "";
+  return error_of([&] { load(path); });
 }
 
 void expect_error_naming(const std::string& msg, const std::string& what) {
@@ -664,22 +670,15 @@ TEST(ByteLevelBpe, SavedAndReadBackFromTokenizerJsonAndSlowFiles) {
     expect_error_naming(e.what(), "merges.txt: line 3");
   }
   salient::write_file_atomic(slow.file("merges.txt"), merges);
+  auto load_slow = [&] { Tokenizer::from_dir(slow.path()); };
   salient::write_file_atomic(slow.file("tokenizer_config.json"), R"({"add_prefix_space": "yes"})");
-  try {  // the config's error names the config file, once
-    Tokenizer::from_dir(slow.path());
-    FAIL() << "expected salient::Error";
-  } catch (const salient::Error& e) {
-    expect_error_naming(e.what(), "tokenizer_config.json: ");
-    EXPECT_EQ(std::string(e.what()).find(slow.path() + ": "), std::string::npos) << e.what();
-  }
+  std::string msg = error_of(load_slow);  // the config's error names the config file, once
+  expect_error_naming(msg, "tokenizer_config.json: ");
+  EXPECT_EQ(msg.find(slow.path() + ": "), std::string::npos) << msg;
   salient::write_file_atomic(slow.file("tokenizer_config.json"), R"({"bos_token": "<start>"})");
-  try {  // a special token the vocabulary lacks, named with the folder
-    Tokenizer::from_dir(slow.path());
-    FAIL() << "expected salient::Error";
-  } catch (const salient::Error& e) {
-    expect_error_naming(e.what(), "vocabulary has no '<start>' token");
-    expect_error_naming(e.what(), slow.path());
-  }
+  msg = error_of(load_slow);  // a special token the vocabulary lacks, named with the folder
+  expect_error_naming(msg, "vocabulary has no '<start>' token");
+  expect_error_naming(msg, slow.path());
 }
 
 TEST(TokenizerErrors, UnsupportedBpeTokenizerJson) {

@@ -383,7 +383,6 @@ Tokenizer build(std::vector<std::string> vocab, TokenizerOptions options,
   }
 }
 
-
 // The special tokens that encoding cannot do without: a vocabulary lacking one is refused by name.
 void require_tokens(const Tokenizer& t, std::initializer_list<const std::string*> tokens) {
   for (const std::string* token : tokens)
