@@ -15,7 +15,12 @@
 #        2e-4, dropout 0.1) instead of the quickstart shape from scratch; TEACHER_EPOCHS (3) and
 #        TEACHER_MINUTES (15) bound its training;
 #        HIDDEN=N changes the from-scratch shape's width, default the quickstart's 128, with an
-#        intermediate layer of 4 × HIDDEN; layers and heads stay 2 × 4)
+#        intermediate layer of 4 × HIDDEN; layers and heads stay 2 × 4;
+#        TEACHER_THREADS (default THREADS) for the teacher's training and evaluation alone;
+#        ARCHIVE=FILE.tar.gz: the study's records without weights (scripts/smat_archive.sh packs
+#        them), unpacked where OUT is missing, so a new machine runs only the students not yet
+#        done; the teacher is trained again where its weights are missing, and `smat study`
+#        refuses it unless its weights' fingerprint is the archived study's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/salient}
@@ -32,22 +37,29 @@ case ${PARALLEL:-} in '' | seed | run) ;; *) echo "PARALLEL: expected seed or ru
 [ -z "${PARALLEL:-}" ] || [ -z "${MPI:-}" ] || { echo "PARALLEL and MPI: give one or the other" >&2; exit 2; }
 PARALLEL_MAX=${PARALLEL_MAX:-$(nproc)}
 [[ $PARALLEL_MAX =~ ^[1-9][0-9]*$ ]] || { echo "PARALLEL_MAX: expected a positive integer, got '$PARALLEL_MAX'" >&2; exit 2; }
+if [ -n "${ARCHIVE:-}" ] && [ ! -e "$OUT" ] && [ -f "$ARCHIVE" ]; then
+  tar -xzf "$ARCHIVE"  # paths under runs/: the study's folder as it was packed
+  echo "$OUT: unpacked from $ARCHIVE ($(find "$OUT/study/runs" -name '*.json' 2>/dev/null | wc -l) student runs done)"
+fi
 mkdir -p "$OUT"
+TEACHER_THREADS=${TEACHER_THREADS:-$THREADS}
 # 1. Disjoint teacher texts and student pool (pool: test 2000 + valid 500 + up to 2000 train).
 [ -f "$OUT/split/pool.jsonl" ] ||
   "$BIN" --quiet smat split --data sst2:train --pool-size 4500 --min-words 6 -o "$OUT/split" > /dev/null
 # 2. The teacher: the quickstart's shape (or fine-tuned from $TEACHER_INIT), trained on the teacher
 #    part only (--resume: an interrupted training continues; a finished one is not redone).
-if [ ! -f "$OUT/teacher_test.json" ]; then
+# An archived study keeps teacher_test.json but not the weights: train the teacher again.
+if [ ! -f "$OUT/teacher_test.json" ] || [ ! -f "$TEACHER/model.safetensors" ]; then
   if [ -n "${TEACHER_INIT:-}" ]; then
     SHAPE=(--init "$TEACHER_INIT" --lr "${TEACHER_LR:-2e-4}" --dropout 0.1 --attention-dropout 0.1)
   else
     SHAPE=(--vocab "$SHARED/data/bert_base_uncased_tokenizer" --hidden "$HIDDEN" --layers 2 --heads 4 --intermediate $((4 * HIDDEN)))
   fi
-  "$BIN" --threads "$THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
+  "$BIN" --threads "$TEACHER_THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
     --dev sst2:dev --out "$TEACHER" "${SHAPE[@]}" --max-length 64 --epochs "${TEACHER_EPOCHS:-3}" \
     --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 ${POOLING:+--pooling "$POOLING"} --resume > "$OUT/teacher_train.json"
-  "$BIN" --threads "$THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json"
+  "$BIN" --threads "$TEACHER_THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json.tmp"
+  mv "$OUT/teacher_test.json.tmp" "$OUT/teacher_test.json"
 fi
 # 3. The study (the paper's student settings are salient's defaults).
 INIT=()
