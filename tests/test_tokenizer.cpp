@@ -492,8 +492,11 @@ TEST(TokenizerErrors, MalformedTokenizerJson) {
           "normalizer": null, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
   expect_error_naming(load_error("tokenizer.json", bad_ids, load_json), "[CLS]");
 
+  const std::string word_level = R"({"model": {"type": "WordLevel", "vocab": {"a": 0}}})";
+  expect_error_naming(load_error("tokenizer.json", word_level, load_json), "model.type");
+  // HF's conversion of a SentencePiece model is read through the model file, which must be beside it
   const std::string unigram = R"({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}})";
-  expect_error_naming(load_error("tokenizer.json", unigram, load_json), "model.type");
+  expect_error_naming(load_error("tokenizer.json", unigram, load_json), "SentencePiece model");
 
   // libFuzzer (fuzz_vocab): an id beyond int64 is parsed as a double, and its conversion was
   // undefined behaviour; a float id or chars-per-word limit is an error too.
@@ -718,3 +721,109 @@ TEST(Tokenizer, ConfigOptionsForVocabTxt) {
 }
 
 }  // namespace
+
+// SentencePiece (XLM-R, DeBERTa-v2/v3). The models in tests/data/sentencepiece were trained here by
+// Debian's spm_train on 2,000 SST-2 sentences and two accented / CJK lines (vocabulary 200; the
+// XLM-R one with SentencePiece's default nmt_nfkc normalizer, the DeBERTa one with [PAD] [CLS] [SEP]
+// [UNK] as ids 0-3 and no normalization). The expected ids and byte offsets are HF's fast
+// tokenizers' (XLMRobertaTokenizerFast / DebertaV2TokenizerFast(vocab_file=...), transformers
+// 4.44.2); tests/hf/test_hf_sentencepiece.py compares on 1,230 texts with larger models.
+namespace {
+
+std::string spm_dir(const char* family) { return std::string(SALIENT_TEST_DATA) + "/sentencepiece/" + family; }
+
+using Offsets = std::vector<std::pair<size_t, size_t>>;
+
+}  // namespace
+
+TEST(SentencePiece, XlmRobertaIdsOffsetsAndPairsAsHf) {
+  const Tokenizer t = Tokenizer::from_dir(spm_dir("xlmr"));
+  EXPECT_EQ(t.model(), salient::TokenizerModel::SentencePiece);
+  EXPECT_EQ(t.vocab_size(), 202u);  // fairseq's four specials, the model's 197 other pieces, <mask>
+  EXPECT_EQ(std::vector<int64_t>({t.cls_id(), t.pad_id(), t.sep_id(), t.unk_id(), t.mask_id()}),
+            (std::vector<int64_t>{0, 1, 2, 3, 201}));
+  Encoding e = t.encode("the movie  is great", std::string("a pair"));
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 16, 105, 64, 60, 28, 8, 6, 2, 2, 13, 135, 94, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 3}, {3, 9}, {10, 13}, {13, 15}, {15, 17}, {17, 18}, {18, 19}, {0, 0},
+                                {0, 0}, {0, 1}, {1, 4}, {4, 6}, {0, 0}}));
+  EXPECT_EQ(e.type_ids, std::vector<int64_t>(14, 0));
+  // leading spaces kept as the first "▁" (on the last of them); <mask> takes the space before it
+  e = t.encode("  Café <mask> naïve 中文");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 5, 191, 8, 43, 171, 201, 102, 8, 193, 69, 5, 197, 199, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 7}, {7, 14}, {14, 16}, {16, 17}, {17, 19},
+                                {19, 21}, {21, 22}, {22, 25}, {25, 28}, {0, 0}}));
+  EXPECT_EQ(e.tokens[1], "\xe2\x96\x81");  // "▁" alone: "C" is no piece of this model
+  EXPECT_EQ(e.word_ids, (std::vector<int64_t>{-1, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 3, 3, 3, -1}));
+  // e + U+0301 composes to é (aligned with the e alone); ﬁ becomes "f" "i" (both on ﬁ)
+  e = t.encode("e\xcc\x81 \xef\xac\x81ne [MASK] end");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{0, 5, 171, 34, 40, 7, 5, 3, 5, 30, 11, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 1}, {0, 1}, {3, 7}, {4, 8}, {8, 9}, {9, 10}, {10, 16}, {16, 17}, {17, 19},
+                                {19, 20}, {0, 0}}));
+  EXPECT_EQ(t.word_text("\xe2\x96\x81" "movie"), "movie");
+  EXPECT_FALSE(t.continues_word("\xe2\x96\x81" "movie"));
+  EXPECT_TRUE(t.continues_word("ie"));
+}
+
+TEST(SentencePiece, DebertaV2IdsOffsetsAndPairsAsHf) {
+  const Tokenizer t = Tokenizer::from_dir(spm_dir("deberta"));
+  EXPECT_EQ(t.vocab_size(), 201u);  // the model's 200 pieces, then [MASK]
+  EXPECT_EQ(std::vector<int64_t>({t.pad_id(), t.cls_id(), t.sep_id(), t.unk_id(), t.mask_id()}),
+            (std::vector<int64_t>{0, 1, 2, 3, 200}));
+  Encoding e = t.encode("the movie  is great", std::string("a pair"));
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{1, 16, 105, 64, 60, 28, 8, 6, 2, 13, 135, 94, 2}));
+  EXPECT_EQ(e.type_ids, (std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1}));
+  // both ends stripped: the first "▁" is SentencePiece's own, on the first character
+  e = t.encode("  Caf\xc3\xa9 <mask> na\xc3\xafve \xe4\xb8\xad\xe6\x96\x87");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{1, 5, 190, 8, 43, 170, 5, 3, 12, 8, 4, 39, 3, 102, 8, 192, 69, 5, 196, 198, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {2, 3}, {2, 3}, {3, 4}, {4, 5}, {5, 7}, {7, 8}, {8, 9}, {9, 10}, {10, 11},
+                                {11, 12}, {12, 13}, {13, 14}, {14, 16}, {16, 17}, {17, 19}, {19, 21}, {21, 22},
+                                {22, 25}, {25, 28}, {0, 0}}));
+  e = t.encode("e\xcc\x81 \xef\xac\x81ne [MASK] end");
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{1, 100, 3, 5, 3, 89, 200, 5, 30, 11, 2}));
+  EXPECT_EQ(e.offsets, (Offsets{{0, 0}, {0, 1}, {1, 3}, {3, 4}, {4, 7}, {7, 9}, {10, 16}, {17, 18}, {17, 19}, {19, 20},
+                                {0, 0}}));
+}
+
+TEST(SentencePiece, SavedFilesReadBackAndOrdinaryIds) {
+  for (const char* family : {"xlmr", "deberta"}) {
+    const Tokenizer t = Tokenizer::from_dir(spm_dir(family));
+    TempDir dir;
+    t.save(dir.path());
+    const bool xlmr = std::string(family) == "xlmr";
+    EXPECT_TRUE(salient::file_exists(dir.file(xlmr ? "sentencepiece.bpe.model" : "spm.model"))) << family;
+    const nlohmann::json cfg = nlohmann::json::parse(salient::read_file(dir.file("tokenizer_config.json")));
+    EXPECT_EQ(cfg.at("tokenizer_class"), xlmr ? "XLMRobertaTokenizer" : "DebertaV2Tokenizer");
+    EXPECT_EQ(cfg.at("added_tokens_decoder").at(std::to_string(t.mask_id())).at("lstrip"), xlmr);
+    const Tokenizer back = Tokenizer::from_dir(dir.path());
+    EXPECT_EQ(back.vocab(), t.vocab()) << family;
+    for (const std::string text : {"the movie  is great", "  Caf\xc3\xa9 <mask> [MASK] x", "e\xcc\x81 end"})
+      EXPECT_EQ(back.encode(text).offsets, t.encode(text).offsets) << family << ": " << text;
+    // a .model file names its folder's tokenizer, as --tokenizer takes it
+    EXPECT_EQ(Tokenizer::from_path(dir.file(xlmr ? "sentencepiece.bpe.model" : "spm.model")).vocab(), t.vocab());
+    const std::vector<int64_t> ordinary = t.ordinary_ids();
+    for (int64_t id : {t.cls_id(), t.sep_id(), t.pad_id(), t.unk_id(), t.mask_id()})
+      EXPECT_FALSE(std::binary_search(ordinary.begin(), ordinary.end(), id)) << family << " " << id;
+  }
+}
+
+TEST(TokenizerErrors, SentencePieceFolders) {
+  TempDir dir;
+  salient::write_file_atomic(dir.file("spm.model"), "not a model");
+  expect_error_naming(error_of([&] { Tokenizer::from_dir(dir.path()); }), dir.file("spm.model"));
+  expect_error_naming(error_of([&] { Tokenizer::from_dir(dir.path()); }), "not a SentencePiece model");
+
+  TempDir other;
+  std::filesystem::copy_file(spm_dir("deberta") + "/spm.model", other.file("spm.model"));
+  salient::write_file_atomic(other.file("tokenizer_config.json"), R"({"tokenizer_class": "AlbertTokenizer"})");
+  std::string msg = error_of([&] { Tokenizer::from_dir(other.path()); });
+  expect_error_naming(msg, "AlbertTokenizer");
+  expect_error_naming(msg, "tokenizer_config.json");
+  // an added token must follow the model's pieces without a gap
+  salient::write_file_atomic(other.file("tokenizer_config.json"),
+                             R"({"tokenizer_class": "DebertaV2Tokenizer",
+                                 "added_tokens_decoder": {"205": {"content": "[MASK]"}}})");
+  expect_error_naming(error_of([&] { Tokenizer::from_dir(other.path()); }), "expected 200");
+  salient::write_file_atomic(other.file("tokenizer_config.json"),
+                             R"({"tokenizer_class": "DebertaV2Tokenizer", "split_by_punct": true})");
+  expect_error_naming(error_of([&] { Tokenizer::from_dir(other.path()); }), "split_by_punct");
+}

@@ -256,7 +256,7 @@ nlohmann::json runtime_info(const std::string& model_dir) {
       int64_t head = 0;
       for (const auto& [name, t] : m.weights())
         for (const auto& hf : report.initialised)
-          if (hf_weight_name(name, c.model_type) == hf) head += t.numel();
+          if (hf_weight_name(name, c.family()) == hf) head += t.numel();
       j["model"]["parameters"] = m.parameter_count() - head;
       j["model"]["labels"] = nlohmann::json::array();
     }

@@ -183,7 +183,7 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   std::set<std::string> used;
   bool missing_body = false;  // only head weights missing: a base encoder
   for (const auto& [canonical, shape] : weight_shapes(config)) {
-    const std::string hf = hf_weight_name(canonical, config.model_type);
+    const std::string hf = hf_weight_name(canonical, config.family());
     auto it = by_name.find(hf);
     if (it == by_name.end()) it = by_name.find(canonical);  // base-model files without the prefix
     if (it == by_name.end()) {
@@ -234,7 +234,7 @@ void save_model(const Transformer& model, const std::string& dir, DType dtype) {
   SafetensorsFile file;
   file.metadata["format"] = "pt";
   for (const auto& [name, tensor] : model.weights())
-    file.tensors[hf_weight_name(name, model.config().model_type)] = tensor_to_data(tensor, dtype);
+    file.tensors[hf_weight_name(name, model.config().family())] = tensor_to_data(tensor, dtype);
   write_safetensors(join_path(dir, "model.safetensors"), file);
   write_file_atomic(join_path(dir, "config.json"), model.config().to_json().dump(2) + "\n");
 }

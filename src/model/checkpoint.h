@@ -25,7 +25,7 @@ bool is_head_weight(const std::string& canonical);
 // HF parameter name for a canonical one (see transformer.h), e.g.
 // ("encoder.layer.0.attention.self.query.weight", "distilbert") →
 // "distilbert.transformer.layer.0.attention.q_lin.weight".
-std::string hf_weight_name(const std::string& canonical, const std::string& model_type);
+std::string hf_weight_name(const std::string& canonical, const std::string& family);  // ModelConfig::family()
 
 // A model directory's configuration alone (one-line errors name the directory), e.g. to check a
 // layout before loading weights.

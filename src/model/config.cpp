@@ -11,11 +11,29 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kSupportedTypes = "bert, roberta, electra, distilbert, vit";
+// The model families salient reads: config.json's model_type, the architecture it computes with
+// (XLM-RoBERTa is RoBERTa's: the same layers, embeddings, head and weight names) and the prefix of
+// HF's class names ("XLMRobertaForSequenceClassification").
+struct Family {
+  const char* model_type;
+  const char* architecture;
+  const char* class_prefix;
+};
+constexpr Family kFamilies[] = {{"bert", "bert", "Bert"},
+                                {"roberta", "roberta", "Roberta"},
+                                {"xlm-roberta", "roberta", "XLMRoberta"},
+                                {"electra", "electra", "Electra"},
+                                {"distilbert", "distilbert", "DistilBert"},
+                                {"vit", "vit", "ViT"}};
+const char* const kSupportedTypes = "bert, roberta, xlm-roberta, electra, distilbert, vit";
 
-bool is_supported_type(const std::string& t) {
-  return t == "bert" || t == "roberta" || t == "electra" || t == "distilbert" || t == "vit";
+const Family* find_family(const std::string& t) {
+  for (const Family& f : kFamilies)
+    if (t == f.model_type) return &f;
+  return nullptr;
 }
+
+bool is_supported_type(const std::string& t) { return find_family(t) != nullptr; }
 
 // DistilBERT's config.json uses its own names for the shared fields.
 std::string hf_field(const std::string& model_type, const std::string& canonical) {
@@ -36,15 +54,13 @@ std::string hf_field(const std::string& model_type, const std::string& canonical
 
 // "BertForSequenceClassification" -> "bert"; "" when the class is not one of ours.
 std::string model_type_from_architecture(const std::string& arch) {
-  // Longest prefix first is not needed: none of these is a prefix of another.
-  static const std::pair<const char*, const char*> prefixes[] = {
-      {"DistilBert", "distilbert"}, {"Roberta", "roberta"}, {"Electra", "electra"}, {"Bert", "bert"}, {"ViT", "vit"}};
-  for (const auto& [prefix, type] : prefixes) {
-    std::string p = prefix;
+  // A class name starts with one prefix at most ("Bert" is no prefix of "DistilBert...").
+  for (const Family& f : kFamilies) {
+    const std::string p = f.class_prefix;
     if (arch.compare(0, p.size(), p) != 0) continue;
     std::string rest = arch.substr(p.size());
     // Require "...For*" or "...Model" so e.g. RobertaPreLayerNorm* is not taken for RoBERTa.
-    if (rest.rfind("For", 0) == 0 || rest == "Model") return type;
+    if (rest.rfind("For", 0) == 0 || rest == "Model") return f.model_type;
   }
   return "";
 }
@@ -106,6 +122,8 @@ ModelConfig defaults_for(const std::string& model_type) {
   if (model_type == "roberta") {
     c.vocab_size = 50265;
     c.pad_token_id = 1;
+  } else if (model_type == "xlm-roberta") {
+    c.pad_token_id = 1;  // XLMRobertaConfig keeps BertConfig's vocab_size default
   } else if (model_type == "electra") {
     c.embedding_size = 128;
     c.hidden_size = 256;
@@ -213,6 +231,11 @@ std::vector<std::string> label_names(const ModelConfig& c) {
 
 }  // namespace
 
+std::string ModelConfig::family() const {
+  const Family* f = find_family(model_type);
+  return f ? f->architecture : model_type;
+}
+
 Activation parse_activation(const std::string& name, const std::string& where) {
   if (name == "gelu") return Activation::GeluExact;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
@@ -297,7 +320,7 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
   }
   if (type == "electra") c.embedding_size = r.get_int("embedding_size", c.embedding_size);
   // HF create_position_ids_from_input_ids: positions start after the padding index.
-  if (type == "roberta") c.position_offset = c.pad_token_id + 1;
+  if (c.family() == "roberta") c.position_offset = c.pad_token_id + 1;
 
   read_labels(r, c, path);
   c.pooling = r.get_string("salient_pooling", c.pooling);

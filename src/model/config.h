@@ -16,7 +16,7 @@ Activation parse_activation(const std::string& name, const std::string& where);
 std::string activation_name(Activation a);
 
 struct ModelConfig {
-  std::string model_type = "bert";  // bert | roberta | electra | distilbert | vit
+  std::string model_type = "bert";  // bert | roberta | xlm-roberta | electra | distilbert | vit
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
   int64_t embedding_size = -1;  // ELECTRA may differ from hidden_size (then a projection); -1 = hidden_size
@@ -53,6 +53,10 @@ struct ModelConfig {
 
   // Images in, patch embeddings, pre-LayerNorm blocks (HF ViTLayer), a final LayerNorm.
   bool is_vision() const { return model_type == "vit"; }
+  // The architecture model_type computes with (config.cpp's family table): "roberta" for
+  // xlm-roberta, otherwise model_type itself. Code that depends on the layers, embeddings, head or
+  // weight names asks this, not model_type.
+  std::string family() const;
   bool pre_layer_norm() const { return is_vision(); }
   bool pools_every_layer() const { return pooling != "first_token"; }
   static bool is_supported_pooling(const std::string& name) {

@@ -37,7 +37,7 @@ torch::Tensor TextEmbeddings::offsets(const torch::Tensor& token_type_ids, const
   auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(w_.position.device());
   if (L > config_.max_tokens()) fail("input has {} tokens but the model allows at most {}", L, config_.max_tokens());
   torch::Tensor positions;
-  if (config_.model_type == "roberta") {
+  if (config_.family() == "roberta") {
     // RoBERTa numbers real tokens from pad_token_id + 1; padding gets pad_token_id.
     torch::Tensor m = attention_mask.defined() ? attention_mask.to(long_opts) : torch::ones({B, L}, long_opts);
     positions = torch::cumsum(m, 1) * m + config_.pad_token_id;

@@ -88,7 +88,7 @@ torch::Tensor scalar_mix(const std::vector<torch::Tensor>& states, const torch::
 std::unique_ptr<TaskHead> make_sequence_classification_head(
     const ModelConfig& config, const std::function<const torch::Tensor&(const std::string&)>& weight) {
   const double p = config.classifier_dropout_prob();
-  const std::string& type = config.model_type;
+  const std::string type = config.family();
   using Act = FirstTokenHead::Act;
   if (config.pools_every_layer() && (type == "bert" || type == "vit"))
     return std::make_unique<LinearHead>(weight("classifier.weight"), weight("classifier.bias"));

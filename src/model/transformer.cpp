@@ -61,24 +61,25 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     s[kScalarMixCoefficients] = {c.num_hidden_layers + 1};
     s[kScalarMixScale] = {1};
   }
-  if (c.model_type == "bert") {
+  const std::string family = c.family();
+  if (family == "bert") {
     if (!c.pools_every_layer()) {  // the mix replaces BERT's pooler
       s["pooler.dense.weight"] = {Hd, Hd};
       s["pooler.dense.bias"] = {Hd};
     }
     s["classifier.weight"] = {N, Hd};
     s["classifier.bias"] = {N};
-  } else if (c.model_type == "roberta" || c.model_type == "electra") {
+  } else if (family == "roberta" || family == "electra") {
     s["classifier.dense.weight"] = {Hd, Hd};
     s["classifier.dense.bias"] = {Hd};
     s["classifier.out_proj.weight"] = {N, Hd};
     s["classifier.out_proj.bias"] = {N};
-  } else if (c.model_type == "distilbert") {
+  } else if (family == "distilbert") {
     s["pre_classifier.weight"] = {Hd, Hd};
     s["pre_classifier.bias"] = {Hd};
     s["classifier.weight"] = {N, Hd};
     s["classifier.bias"] = {N};
-  } else if (c.model_type == "vit") {
+  } else if (family == "vit") {
     s["layernorm.weight"] = {Hd};  // the encoder's final LayerNorm
     s["layernorm.bias"] = {Hd};
     s["classifier.weight"] = {N, Hd};

@@ -4,12 +4,15 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
 #include "text/byte_level_bpe.h"
+#include "text/sentencepiece.h"
+#include "text/unicode.h"
 #include "util/error.h"
 #include "util/io.h"
 
@@ -32,6 +35,7 @@ struct Special {
   std::string_view text;
   int64_t id;
   bool lstrip = false, rstrip = false;  // absorbs the whitespace before / after it
+  bool normalized = false;             // its offsets take in that whitespace
 };
 
 // Per-thread buffers reused across calls so tokenizing allocates (almost) only its output.
@@ -44,9 +48,8 @@ struct Scratch {
 };
 thread_local Scratch scratch;
 
-utf8proc_category_t category(char32_t cp) {
-  return utf8proc_category(static_cast<utf8proc_int32_t>(cp));
-}
+using text::category;
+using text::is_whitespace;
 
 // tokenizers' is_control, as tokenizers.js (which produced the fixture) implements it: Cc, Cf, Co,
 // Cs except \t \n \r. Unassigned (Cn) code points are kept: utf8proc's Unicode version may lag
@@ -63,14 +66,6 @@ bool is_control(char32_t cp) {
     default:
       return false;
   }
-}
-
-// Unicode White_Space (Rust char::is_whitespace): \t..\r, U+0085 and categories Zs, Zl, Zp.
-bool is_whitespace(char32_t cp) {
-  if (cp < 0x80) return cp == ' ' || (cp >= '\t' && cp <= '\r');
-  if (cp == 0x85) return true;
-  auto c = category(cp);
-  return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
 }
 
 // A byte that is ASCII whitespace (a byte of a multi-byte character never is).
@@ -211,7 +206,8 @@ std::vector<Special> special_tokens(const Tokenizer& tok) {
   std::vector<Special> out;
   for (const std::string* s : {&o.cls_token, &o.sep_token, &o.pad_token, &o.unk_token, &o.mask_token})
     if (!s->empty() && tok.has_token(*s))
-      out.push_back({*s, tok.token_to_id(*s), listed(o.lstrip_tokens, *s), listed(o.rstrip_tokens, *s)});
+      out.push_back({*s, tok.token_to_id(*s), listed(o.lstrip_tokens, *s), listed(o.rstrip_tokens, *s),
+                     listed(o.normalized_tokens, *s)});
   std::stable_sort(out.begin(), out.end(),
                    [](const Special& a, const Special& b) { return a.text.size() > b.text.size(); });
   return out;
@@ -241,7 +237,10 @@ void for_each_segment(const std::string& text, const std::vector<Special>& speci
     if (match->rstrip)
       while (end < text.size() && is_ascii_whitespace(text[end])) ++end;
     if (begin > segment_begin) on_segment(segment_begin, begin);
-    on_special(*match, pos, pos + match->text.size());  // the stripped spaces are in no token's offsets, as HF
+    // The stripped spaces are in no token's offsets, as HF, unless HF matched the token in its
+    // normalized text (then the alignment gives it their range too).
+    if (match->normalized) on_special(*match, begin, end);
+    else on_special(*match, pos, pos + match->text.size());
     pos = segment_begin = end;
   }
   if (segment_begin < text.size()) on_segment(segment_begin, text.size());
@@ -435,6 +434,33 @@ Tokenizer Tokenizer::byte_level_bpe(std::vector<std::string> vocab,
   return t;
 }
 
+Tokenizer Tokenizer::sentencepiece(std::shared_ptr<const spm::Model> model, SentencePieceLayout layout,
+                                   TokenizerOptions options, const std::vector<std::string>& added) {
+  if (!model) fail("sentencepiece: no model");
+  Tokenizer t;
+  t.model_ = TokenizerModel::SentencePiece;
+  t.layout_ = layout;
+  t.options_ = std::move(options);
+  t.options_.continuing_subword_prefix.clear();
+  const int n = model->size();
+  if (layout == SentencePieceLayout::XlmRoberta) {
+    // XLMRobertaTokenizer's fairseq_tokens_to_ids and fairseq_offset: the model's first three
+    // pieces (<unk>, <s>, </s>) give way to fairseq's four, every other piece moves up one.
+    t.vocab_ = {"<s>", "<pad>", "</s>", "<unk>"};
+    for (int i = 3; i < n; ++i) t.vocab_.push_back(model->piece(i));
+    t.vocab_.push_back("<mask>");
+  } else {
+    for (int i = 0; i < n; ++i) t.vocab_.push_back(model->piece(i));
+  }
+  for (const std::string& token : added) t.vocab_.push_back(token);
+  t.index_vocab();
+  require_tokens(t, {&t.options_.cls_token, &t.options_.sep_token, &t.options_.unk_token});
+  t.spm_ids_.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) t.spm_ids_[static_cast<size_t>(i)] = model->is_unknown(i) ? t.unk_id_ : t.token_to_id(model->piece(i));
+  t.spm_ = std::move(model);
+  return t;
+}
+
 void Tokenizer::index_vocab() {
   if (vocab_.empty()) fail("empty vocabulary");
   index_.clear();
@@ -598,6 +624,86 @@ Tokenizer byte_level_from_files(const std::string& dir) {
   }
 }
 
+// The SentencePiece model file of a model folder, as XLMRobertaTokenizer and DebertaV2Tokenizer name
+// it; "" when there is none.
+std::string sentencepiece_file(const std::string& dir) {
+  for (const char* name : {"sentencepiece.bpe.model", "spm.model"})
+    if (file_exists(join_path(dir, name))) return join_path(dir, name);
+  return "";
+}
+
+// A SentencePiece tokenizer: the family from tokenizer_config.json's tokenizer_class (else from the
+// model file's name), its special tokens, and the tokens added after the model's pieces (their ids
+// from added_tokens_decoder; DeBERTa's [MASK] when the folder says nothing).
+Tokenizer sentencepiece_from_dir(const std::string& dir, const std::string& model_path) {
+  const std::string config_path = join_path(dir, "tokenizer_config.json");
+  const json cfg = file_exists(config_path) ? parse_json_file(config_path) : json::object();
+  std::shared_ptr<const spm::Model> model = spm::Model::load(model_path);
+  try {
+    std::string cls = cfg.value("tokenizer_class", std::string());
+    if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "Fast") == 0) cls.resize(cls.size() - 4);
+    if (cls.empty())
+      cls = std::filesystem::path(model_path).filename() == "spm.model" ? "DebertaV2Tokenizer" : "XLMRobertaTokenizer";
+    SentencePieceLayout layout;
+    TokenizerOptions opt;
+    if (cls == "XLMRobertaTokenizer") {
+      layout = SentencePieceLayout::XlmRoberta;
+      opt = TokenizerOptions::roberta();
+    } else if (cls == "DebertaV2Tokenizer") {
+      layout = SentencePieceLayout::DebertaV2;
+      if (cfg.value("do_lower_case", false)) fail("{}: do_lower_case is not supported with DeBERTa's SentencePiece", config_path);
+      if (cfg.value("split_by_punct", false)) fail("{}: split_by_punct is not supported", config_path);
+    } else {
+      fail("{}: tokenizer_class '{}' is not supported with a SentencePiece model (supported: XLMRobertaTokenizer, "
+           "DebertaV2Tokenizer)", config_path, one_line(cls));
+    }
+    opt.cls_token = config_token(cfg, "cls_token", config_token(cfg, "bos_token", opt.cls_token));
+    opt.sep_token = config_token(cfg, "sep_token", config_token(cfg, "eos_token", opt.sep_token));
+    opt.pad_token = config_token(cfg, "pad_token", opt.pad_token);
+    opt.unk_token = config_token(cfg, "unk_token", opt.unk_token);
+    opt.mask_token = config_token(cfg, "mask_token", opt.mask_token);
+    // XLMRobertaTokenizer's own <mask> (what HF writes when the folder names none): lstrip, normalized.
+    if (layout == SentencePieceLayout::XlmRoberta) opt.lstrip_tokens = opt.normalized_tokens = {opt.mask_token};
+    // Tokens past the layout's own, in id order; their lstrip / rstrip flags (XLM-R's <mask>).
+    const int64_t own = layout == SentencePieceLayout::XlmRoberta ? model->size() + 2 : model->size();
+    std::map<int64_t, std::string> added;
+    if (cfg.contains("added_tokens_decoder")) {
+      const json& decoder = cfg.at("added_tokens_decoder");
+      if (!decoder.is_object()) fail("{}: added_tokens_decoder must be an object of id: token", config_path);
+      opt.lstrip_tokens.clear();
+      opt.normalized_tokens.clear();
+      for (const auto& [key, entry] : decoder.items()) {
+        if (key.empty() || key.size() > 9 || !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          fail("{}: added_tokens_decoder key '{}' is not an id", config_path, one_line(key));
+        const int64_t id = std::stoll(key);
+        const std::string content = entry.at("content").get<std::string>();
+        if (entry.value("lstrip", false)) opt.lstrip_tokens.push_back(content);
+        if (entry.value("rstrip", false)) opt.rstrip_tokens.push_back(content);
+        if (entry.value("normalized", false)) opt.normalized_tokens.push_back(content);
+        if (id >= own) added[id] = content;
+      }
+    } else if (layout == SentencePieceLayout::DebertaV2 && model->size() > 0) {
+      bool has_mask = false;
+      for (int i = 0; i < model->size() && !has_mask; ++i) has_mask = model->piece(i) == opt.mask_token;
+      if (!has_mask) added[own] = opt.mask_token;  // DebertaV2Tokenizer adds its mask token after the pieces
+    }
+    std::vector<std::string> extra;
+    for (const auto& [id, content] : added) {
+      if (id != own + static_cast<int64_t>(extra.size()))
+        fail("{}: added token '{}' has id {}, expected {} (ids follow the model's {} pieces without gaps)", config_path,
+             one_line(content), id, own + static_cast<int64_t>(extra.size()), own);
+      extra.push_back(content);
+    }
+    return Tokenizer::sentencepiece(std::move(model), layout, std::move(opt), extra);
+  } catch (const json::exception& e) {
+    fail("{}: {}", config_path, one_line(e.what()));
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.rfind(config_path, 0) == 0) throw;
+    fail("{}: {}", dir, what);
+  }
+}
+
 }  // namespace
 
 Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
@@ -609,9 +715,22 @@ Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
       fail("{}: not a Hugging Face tokenizer.json (no field 'model'; RoBERTa's vocab.json goes with "
            "merges.txt: give their folder)", path);
     const json& model = doc.at("model");
-    if (model.contains("type") && model["type"] == "BPE") return byte_level_from_tokenizer_json(doc, path);
+    // HF's conversion of a SentencePiece model (Unigram, or BPE split at "▁" by Metaspace): read the
+    // model itself, from beside it.
+    const json splitter = doc.value("pre_tokenizer", json());
+    const bool metaspace = splitter.is_object() && splitter.dump().find("\"Metaspace\"") != std::string::npos;
+    if (model.contains("type") && model["type"] == "BPE" && !metaspace) return byte_level_from_tokenizer_json(doc, path);
+    if (model.contains("type") && (model["type"] == "Unigram" || model["type"] == "BPE")) {
+      const std::string dir = std::filesystem::path(path).has_parent_path() ? std::filesystem::path(path).parent_path().string() : ".";
+      const std::string spm_path = sentencepiece_file(dir);
+      if (spm_path.empty())
+        fail("{}: a {} tokenizer.json converted from SentencePiece is read through its SentencePiece model, which "
+             "is not beside it (sentencepiece.bpe.model or spm.model)", path, model["type"].get<std::string>());
+      return sentencepiece_from_dir(dir, spm_path);
+    }
     if (model.contains("type") && model["type"] != "WordPiece")
-      fail("{}: model.type is {}, only WordPiece and BPE are supported", path, show_json(model["type"]));
+      fail("{}: model.type is {}, only WordPiece, BPE and Unigram (with its SentencePiece model) are supported", path,
+           show_json(model["type"]));
     const json& entries = model.at("vocab");
     if (!entries.is_object() || entries.empty()) fail("{}: model.vocab is empty", path);
     vocab.resize(entries.size());
@@ -660,13 +779,16 @@ Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
 
 Tokenizer Tokenizer::from_dir(const std::string& model_dir) {
   const std::string dir = model_files_dir(model_dir);
+  const std::string spm_path = sentencepiece_file(dir);
+  if (!spm_path.empty()) return sentencepiece_from_dir(dir, spm_path);
   const std::string tokenizer_json = join_path(dir, "tokenizer.json");
   if (file_exists(tokenizer_json)) return from_tokenizer_json(tokenizer_json);
   const std::string vocab_txt = join_path(dir, "vocab.txt");
   if (!file_exists(vocab_txt)) {
     if (file_exists(join_path(dir, "vocab.json")) && file_exists(join_path(dir, "merges.txt")))
       return byte_level_from_files(dir);
-    fail("{}: no tokenizer found (tokenizer.json, vocab.txt, or vocab.json with merges.txt)", dir);
+    fail("{}: no tokenizer found (sentencepiece.bpe.model, spm.model, tokenizer.json, vocab.txt, or vocab.json with "
+         "merges.txt)", dir);
   }
 
   TokenizerOptions opt;
@@ -700,6 +822,10 @@ Tokenizer Tokenizer::from_path(const std::string& path) {
     if (!file_exists(join_path(dir, "vocab.json")) || !file_exists(join_path(dir, "merges.txt")))
       fail("{}: byte-level BPE needs vocab.json and merges.txt side by side", path);
     return byte_level_from_files(dir);
+  }
+  if (file.extension() == ".model") {
+    if (!file_exists(path)) fail("{}: no such file", path);
+    return sentencepiece_from_dir(file.has_parent_path() ? file.parent_path().string() : ".", path);
   }
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return from_tokenizer_json(path);
   return from_vocab_file(path);
@@ -783,8 +909,51 @@ Encoding Tokenizer::tokenize_byte_level(const std::string& text) const {
   return enc;
 }
 
+Encoding Tokenizer::tokenize_sentencepiece(const std::string& text) const {
+  // The text's parts in order: special tokens (with the range they report) and the segments
+  // between them. A segment's edge that borders a special token HF matches in normalized text is
+  // not stripped (HF normalizes the two together), so each segment needs its neighbours.
+  struct Part {
+    const Special* special;  // null: a segment
+    size_t begin, end;
+  };
+  std::vector<Part> parts;
+  const std::vector<Special> specials = special_tokens(*this);
+  for_each_segment(
+      text, specials, [&](const Special& sp, size_t begin, size_t end) { parts.push_back({&sp, begin, end}); },
+      [&](size_t begin, size_t end) { parts.push_back({nullptr, begin, end}); });
+  Encoding enc;
+  int64_t next_word = 0, word = -1;
+  std::vector<spm::Piece> pieces;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const Part& part = parts[k];
+    if (part.special) {
+      push_token(enc, part.special->id, vocab_[static_cast<size_t>(part.special->id)], part.begin, part.end,
+                 next_word++, 0);
+      word = -1;
+      continue;
+    }
+    const bool after_normalized = k > 0 && parts[k - 1].special->normalized;
+    const bool before_normalized = k + 1 < parts.size() && parts[k + 1].special->normalized;
+    spm_->encode(text, part.begin, part.end, layout_ == SentencePieceLayout::XlmRoberta || after_normalized,
+                 before_normalized, pieces);
+    for (const spm::Piece& p : pieces) {
+      if (p.starts_word || word < 0) word = next_word++;
+      const int64_t id = spm_ids_[static_cast<size_t>(p.spm_id)];
+      push_token(enc, id, vocab_[static_cast<size_t>(id)], p.begin, p.end, word, 0);
+    }
+  }
+  return enc;
+}
+
+bool Tokenizer::roberta_framing() const {
+  return model_ == TokenizerModel::ByteLevelBpe ||
+         (model_ == TokenizerModel::SentencePiece && layout_ == SentencePieceLayout::XlmRoberta);
+}
+
 Encoding Tokenizer::tokenize(const std::string& text) const {
   if (model_ == TokenizerModel::ByteLevelBpe) return tokenize_byte_level(text);
+  if (model_ == TokenizerModel::SentencePiece) return tokenize_sentencepiece(text);
   Encoding enc;
   Scratch& s = scratch;
   const std::string& prefix = options_.continuing_subword_prefix;
@@ -838,6 +1007,15 @@ Encoding Tokenizer::tokenize(const std::string& text) const {
 std::vector<std::pair<std::string, std::pair<size_t, size_t>>> Tokenizer::pre_tokenize(
     const std::string& text) const {
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> words;
+  if (model_ == TokenizerModel::SentencePiece) {  // the words of Metaspace's split: each "▁" starts one
+    const Encoding enc = tokenize_sentencepiece(text);
+    for (size_t i = 0; i < enc.ids.size(); ++i) {
+      if (i == 0 || enc.word_ids[i] != enc.word_ids[i - 1]) words.push_back({"", enc.offsets[i]});
+      words.back().first += enc.tokens[i];
+      words.back().second.second = enc.offsets[i].second;
+    }
+    return words;
+  }
   if (model_ == TokenizerModel::ByteLevelBpe) {
     for_each_segment(
         text, special_tokens(*this),
@@ -865,8 +1043,8 @@ Encoding Tokenizer::encode(const std::string& text, const std::optional<std::str
   Encoding a = tokenize(text);
   std::optional<Encoding> b;
   if (pair) b = tokenize(*pair);
-  // RoBERTa (RobertaProcessing): <s> A </s> </s> B </s>, type ids 0 throughout
-  const bool roberta = model_ == TokenizerModel::ByteLevelBpe;
+  // RoBERTa (RobertaProcessing) and XLM-R: <s> A </s> </s> B </s>, type ids 0 throughout
+  const bool roberta = roberta_framing();
   const size_t n_special = b ? (roberta ? 4 : 3) : 2;
   const bool truncated = truncate_pair(a, b ? &*b : nullptr, max_length, truncation, n_special);
 
@@ -910,6 +1088,7 @@ bool Tokenizer::is_structural(int64_t id) const {
 }
 
 bool Tokenizer::continues_word(const std::string& token) const {
+  if (model_ == TokenizerModel::SentencePiece) return token.compare(0, 3, spm::kSpace) != 0;
   if (model_ == TokenizerModel::ByteLevelBpe) {
     const std::string bytes = byte_level::decode(token);
     return !bytes.empty() && !is_ascii_whitespace(bytes[0]);
@@ -919,6 +1098,7 @@ bool Tokenizer::continues_word(const std::string& token) const {
 }
 
 std::string Tokenizer::word_text(const std::string& token) const {
+  if (model_ == TokenizerModel::SentencePiece) return continues_word(token) ? token : token.substr(3);
   if (model_ == TokenizerModel::ByteLevelBpe) {
     if (token == options_.cls_token || token == options_.sep_token || token == options_.pad_token ||
         token == options_.unk_token || token == options_.mask_token)
@@ -942,6 +1122,21 @@ void Tokenizer::save(const std::string& dir) const {
            {"do_lower_case", o.lowercase},
            {"tokenize_chinese_chars", o.tokenize_chinese_chars}};
     cfg["strip_accents"] = o.strip_accents ? json(*o.strip_accents) : json(nullptr);
+  } else if (model_ == TokenizerModel::SentencePiece) {
+    const bool xlmr = layout_ == SentencePieceLayout::XlmRoberta;
+    special["bos_token"] = o.cls_token;
+    special["eos_token"] = o.sep_token;
+    write_file_atomic(join_path(dir, xlmr ? "sentencepiece.bpe.model" : "spm.model"), spm_->serialized());
+    cfg = {{"tokenizer_class", xlmr ? "XLMRobertaTokenizer" : "DebertaV2Tokenizer"}};
+    if (!xlmr) cfg.update({{"do_lower_case", false}, {"split_by_punct", false}});
+    json decoder = json::object();
+    for (const std::string* t : {&o.cls_token, &o.pad_token, &o.sep_token, &o.unk_token, &o.mask_token})
+      if (has_token(*t))
+        decoder[std::to_string(token_to_id(*t))] = {{"content", *t}, {"lstrip", listed(o.lstrip_tokens, *t)},
+                                                    {"rstrip", listed(o.rstrip_tokens, *t)},
+                                                    {"normalized", listed(o.normalized_tokens, *t)},
+                                                    {"single_word", false}, {"special", true}};
+    cfg["added_tokens_decoder"] = std::move(decoder);
   } else {
     special["bos_token"] = o.cls_token;
     special["eos_token"] = o.sep_token;
