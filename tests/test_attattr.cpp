@@ -241,7 +241,7 @@ TEST(AttAttr, ZeroHeadMaskEqualsRemovingTheHead) {
       torch::Tensor h = m.embed(c.ids, c.types, {});
       for (int64_t l = 0; l < layer; ++l) h = m.layer_forward(l, h, ext);
       QKV qkv = m.project_qkv(layer, h);
-      torch::Tensor probs = torch::softmax(m.attention_scores(qkv, ext), -1);
+      torch::Tensor probs = torch::softmax(m.attention_scores(layer, qkv, ext), -1);
       torch::Tensor v = qkv.v.clone();
       v.select(1, head).zero_();
       h = m.finish_layer(layer, h, probs, v);

@@ -392,7 +392,9 @@ std::string method_list() {
     auto e = info.make();
     const std::string output =
         e->uses_model_output() ? "; explains the target " + model_output_name(e->default_output()) : "";
-    out << info.name << "  [" << info.family << output << "]\n  " << info.summary << "\n";
+    // LRP's rules follow BERT's modules (its pooler and classifier, its attention): other families refuse them.
+    const std::string models = info.family == "lrp" ? "; BERT models only (DeBERTa's disentangled attention has no rule)" : "";
+    out << info.name << "  [" << info.family << output << models << "]\n  " << info.summary << "\n";
     for (const auto& p : info.params) out << "    " << p.describe() << "\n";
   }
   return out.str();

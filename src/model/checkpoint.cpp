@@ -113,7 +113,14 @@ void save_tensors(const std::string& path, const std::map<std::string, torch::Te
 }
 
 std::string hf_weight_name(const std::string& canonical, const std::string& type) {
-  if (is_head_weight(canonical) && !starts_with(canonical, "pooler.")) return canonical;
+  // DeBERTa's ContextPooler sits beside the encoder (pooler.dense), BERT's inside it (bert.pooler).
+  if (is_head_weight(canonical) && (!starts_with(canonical, "pooler.") || type == "deberta")) return canonical;
+  if (type == "deberta") {  // DisentangledSelfAttention's query_proj, key_proj, value_proj
+    std::string n = canonical;
+    for (const char* m : {"query", "key", "value"})
+      if (replace_once(n, fmt::format(".attention.self.{}.", m), fmt::format(".attention.self.{}_proj.", m))) break;
+    return "deberta." + n;
+  }
   if (type == "distilbert") {
     std::string n = canonical;
     if (starts_with(n, "encoder.layer.")) {

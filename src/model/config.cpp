@@ -24,8 +24,9 @@ constexpr Family kFamilies[] = {{"bert", "bert", "Bert"},
                                 {"xlm-roberta", "roberta", "XLMRoberta"},
                                 {"electra", "electra", "Electra"},
                                 {"distilbert", "distilbert", "DistilBert"},
+                                {"deberta-v2", "deberta", "DebertaV2"},
                                 {"vit", "vit", "ViT"}};
-const char* const kSupportedTypes = "bert, roberta, xlm-roberta, electra, distilbert, vit";
+const char* const kSupportedTypes = "bert, roberta, xlm-roberta, electra, distilbert, deberta-v2, vit";
 
 const Family* find_family(const std::string& t) {
   for (const Family& f : kFamilies)
@@ -129,6 +130,14 @@ ModelConfig defaults_for(const std::string& model_type) {
     c.hidden_size = 256;
     c.num_attention_heads = 4;
     c.intermediate_size = 1024;
+  } else if (model_type == "deberta-v2") {  // DebertaV2Config's defaults
+    c.vocab_size = 128100;
+    c.hidden_size = 1536;
+    c.num_hidden_layers = 24;
+    c.num_attention_heads = 24;
+    c.intermediate_size = 6144;
+    c.type_vocab_size = 0;
+    c.layer_norm_eps = 1e-7;
   } else if (model_type == "distilbert") {
     c.num_hidden_layers = 6;
     c.classifier_dropout = 0.2;  // seq_classif_dropout
@@ -253,6 +262,63 @@ std::string activation_name(Activation a) {
   return "gelu";
 }
 
+namespace {
+
+// DebertaV2Config's fields (HF's getattr defaults where the config leaves them out). What salient
+// does not compute (a convolution after the first layer, another head size) is an error, not a guess.
+void read_deberta(FieldReader r, ModelConfig& c, const std::string& path) {
+  ModelConfig::Deberta& d = c.deberta;
+  d.relative_attention = r.get_bool("relative_attention", false);
+  d.max_relative_positions = r.get_int("max_relative_positions", -1);
+  d.position_buckets = r.get_int("position_buckets", -1);
+  d.share_att_key = r.get_bool("share_att_key", false);
+  d.position_biased_input = r.get_bool("position_biased_input", true);
+  const json types = r.take("pos_att_type");
+  std::vector<std::string> kinds;
+  if (types.is_string()) {
+    std::string s = types.get<std::string>();
+    for (size_t at = 0; at <= s.size();) {
+      const size_t bar = std::min(s.find('|', at), s.size());
+      kinds.push_back(s.substr(at, bar - at));
+      at = bar + 1;
+    }
+  } else if (types.is_array()) {
+    for (const json& t : types) {
+      if (!t.is_string()) fail("{}: field 'pos_att_type' must be a list of strings (got {})", path, show_json(types));
+      kinds.push_back(t.get<std::string>());
+    }
+  } else if (!types.is_null()) {
+    fail("{}: field 'pos_att_type' must be a string or a list (got {})", path, show_json(types));
+  }
+  for (std::string k : kinds) {
+    for (char& ch : k) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    k.erase(0, k.find_first_not_of(' '));
+    k.erase(k.find_last_not_of(' ') + 1);
+    if (k == "c2p") d.c2p = true;
+    else if (k == "p2c") d.p2c = true;
+    else if (!k.empty() && k != "none")
+      fail("{}: field 'pos_att_type': unsupported '{}' (supported: c2p, p2c)", path, one_line(k));
+  }
+  const std::string norm = r.get_string("norm_rel_ebd", "none");
+  d.norm_rel_ebd = norm.find("layer_norm") != std::string::npos;
+  d.pooler_hidden_size = r.get_int("pooler_hidden_size", c.hidden_size);
+  d.pooler_hidden_act = parse_activation(r.get_string("pooler_hidden_act", "gelu"),
+                                         fmt::format("{}: field 'pooler_hidden_act'", path));
+  d.pooler_dropout = r.get_double("pooler_dropout", 0);
+  c.embedding_size = r.get_int("embedding_size", c.hidden_size);
+  if (r.rest().contains("cls_dropout") && !r.rest()["cls_dropout"].is_null())
+    c.classifier_dropout = r.get_double("cls_dropout", c.classifier_dropout);  // the classifier's dropout
+  if (r.get_int("conv_kernel_size", 0) > 0)
+    fail("{}: field 'conv_kernel_size': DeBERTa's convolution layer is not supported", path);
+  const int64_t head = r.get_int("attention_head_size", c.hidden_size / std::max<int64_t>(c.num_attention_heads, 1));
+  if (head * c.num_attention_heads != c.hidden_size)
+    fail("{}: field 'attention_head_size' ({}) × heads must equal hidden_size ({})", path, head, c.hidden_size);
+  if (d.relative_attention && d.span(c.max_position_embeddings) < 1)
+    fail("{}: the relative attention span must be positive", path);
+}
+
+}  // namespace
+
 ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
   if (!j.is_object()) fail("{}: config must be a JSON object (got {})", path, show_json(j));
   FieldReader r(j, path);
@@ -319,6 +385,7 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& path) {
     if (type != "vit") c.type_vocab_size = r.get_int("type_vocab_size", c.type_vocab_size);
   }
   if (type == "electra") c.embedding_size = r.get_int("embedding_size", c.embedding_size);
+  if (type == "deberta-v2") read_deberta(FieldReader(r.rest(), path), c, path);  // a copy: the fields stay in extra
   // HF create_position_ids_from_input_ids: positions start after the padding index.
   if (c.family() == "roberta") c.position_offset = c.pad_token_id + 1;
 

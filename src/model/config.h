@@ -16,7 +16,7 @@ Activation parse_activation(const std::string& name, const std::string& where);
 std::string activation_name(Activation a);
 
 struct ModelConfig {
-  std::string model_type = "bert";  // bert | roberta | xlm-roberta | electra | distilbert | vit
+  std::string model_type = "bert";  // bert | roberta | xlm-roberta | electra | distilbert | deberta-v2 | vit
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
   int64_t embedding_size = -1;  // ELECTRA may differ from hidden_size (then a projection); -1 = hidden_size
@@ -49,10 +49,31 @@ struct ModelConfig {
   // With a scalar mix, BERT's head is its classifier alone (no pooler) and ViT's skips the final
   // LayerNorm, as in the authors' models; the other families keep their two-layer head.
   std::string pooling = "first_token";
+  // DeBERTa-v2/v3 (DebertaV2Config), read from config.json and kept there (extra) unchanged:
+  // disentangled attention over relative positions (Transformer::attention_scores), the embeddings
+  // multiplied by the mask, and ContextPooler's head.
+  struct Deberta {
+    bool relative_attention = false;
+    int64_t max_relative_positions = -1;  // < 1: max_position_embeddings
+    int64_t position_buckets = -1;        // > 0: log buckets (HF make_log_bucket_position)
+    bool c2p = false, p2c = false;        // pos_att_type
+    bool share_att_key = false;           // positions projected by the layer's query/key maps
+    bool norm_rel_ebd = false;            // "layer_norm" in norm_rel_ebd: LayerNorm on the relative embeddings
+    bool position_biased_input = true;    // absolute position embeddings added to the input
+    int64_t pooler_hidden_size = -1;      // -1: hidden_size
+    Activation pooler_hidden_act = Activation::GeluExact;
+    double pooler_dropout = 0;
+    // Rows of the relative embedding table: 2 × the attention span.
+    int64_t span(int64_t max_position_embeddings) const {
+      return position_buckets > 0 ? position_buckets
+                                  : max_relative_positions < 1 ? max_position_embeddings : max_relative_positions;
+    }
+  } deberta;
   nlohmann::json extra;  // unknown fields, written back unchanged
 
   // Images in, patch embeddings, pre-LayerNorm blocks (HF ViTLayer), a final LayerNorm.
   bool is_vision() const { return model_type == "vit"; }
+  bool is_deberta() const { return model_type == "deberta-v2"; }
   // The architecture model_type computes with (config.cpp's family table): "roberta" for
   // xlm-roberta, otherwise model_type itself. Code that depends on the layers, embeddings, head or
   // weight names asks this, not model_type.

@@ -20,12 +20,12 @@ TextEmbeddings::TextEmbeddings(const ModelConfig& config, const WeightLookup& we
                                const OptionalWeightLookup& optional)
     : config_(config) {
   w_.word = weight("embeddings.word_embeddings.weight");
-  w_.position = weight("embeddings.position_embeddings.weight");
+  w_.position = optional("embeddings.position_embeddings.weight");  // DeBERTa without position_biased_input: none
   w_.token_type = optional("embeddings.token_type_embeddings.weight");
   w_.ln_w = weight("embeddings.LayerNorm.weight");
   w_.ln_b = weight("embeddings.LayerNorm.bias");
-  w_.project_w = optional("embeddings_project.weight");
-  w_.project_b = optional("embeddings_project.bias");
+  w_.project_w = optional(config.is_deberta() ? "embeddings.embed_proj.weight" : "embeddings_project.weight");
+  w_.project_b = optional("embeddings_project.bias");  // DeBERTa's embed_proj has no bias
 }
 
 torch::Tensor TextEmbeddings::words(const torch::Tensor& input_ids) const {
@@ -34,8 +34,15 @@ torch::Tensor TextEmbeddings::words(const torch::Tensor& input_ids) const {
 
 torch::Tensor TextEmbeddings::offsets(const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask,
                                       int64_t B, int64_t L) const {
-  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(w_.position.device());
+  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(w_.word.device());
   if (L > config_.max_tokens()) fail("input has {} tokens but the model allows at most {}", L, config_.max_tokens());
+  if (!w_.position.defined()) {  // DeBERTa-v3: positions enter the attention only
+    torch::Tensor x = torch::zeros({B, L, config_.embed_dim()}, w_.word.options());
+    if (config_.type_vocab_size > 0)
+      x = x + torch::embedding(w_.token_type, token_type_ids.defined() ? token_type_ids.to(long_opts.device())
+                                                                       : torch::zeros({B, L}, long_opts));
+    return x;
+  }
   torch::Tensor positions;
   if (config_.family() == "roberta") {
     // RoBERTa numbers real tokens from pad_token_id + 1; padding gets pad_token_id.
@@ -58,6 +65,13 @@ torch::Tensor TextEmbeddings::forward(const torch::Tensor& input_ids, const torc
                                       bool training) const {
   torch::Tensor x = inputs_embeds.defined() ? inputs_embeds : words(input_ids);
   x = x + offsets(token_type_ids, attention_mask, x.size(0), x.size(1));
+  if (config_.is_deberta()) {
+    // DebertaV2Embeddings: the projection before the LayerNorm, then the padding zeroed.
+    if (w_.project_w.defined()) x = torch::linear(x, w_.project_w);
+    x = torch::layer_norm(x, {config_.hidden_size}, w_.ln_w, w_.ln_b, config_.layer_norm_eps);
+    if (attention_mask.defined()) x = x * attention_mask.to(x.device(), x.scalar_type()).unsqueeze(-1);
+    return embedding_dropout(x, config_.hidden_dropout_prob, training);
+  }
   x = torch::layer_norm(x, {config_.embed_dim()}, w_.ln_w, w_.ln_b, config_.layer_norm_eps);
   x = embedding_dropout(x, config_.hidden_dropout_prob, training);
   if (w_.project_w.defined()) x = torch::linear(x, w_.project_w, w_.project_b);

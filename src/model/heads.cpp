@@ -10,28 +10,34 @@ torch::Tensor head_dropout(const torch::Tensor& x, double p, bool training) {
 }
 
 // Every family's head is a two-layer map of the first token: dense, activation, dropout, output
-// layer. RoBERTa and ELECTRA also apply dropout before the dense layer (their ClassificationHead);
-// BERT's dense layer is its pooler (tanh), DistilBERT's its pre_classifier (ReLU).
+// layer. RoBERTa and ELECTRA also apply dropout before the dense layer (their ClassificationHead),
+// DeBERTa its pooler's own (ContextPooler); BERT's dense layer is its pooler (tanh), DistilBERT's
+// its pre_classifier (ReLU), DeBERTa's its ContextPooler (pooler_hidden_act).
 class FirstTokenHead : public TaskHead {
  public:
-  enum class Act { Tanh, Gelu, Relu };
-  FirstTokenHead(torch::Tensor dw, torch::Tensor db, torch::Tensor ow, torch::Tensor ob, Act act, bool dropout_first,
+  enum class Act { Tanh, Gelu, GeluTanh, Relu };
+  // p_first < 0: no dropout before the dense layer.
+  FirstTokenHead(torch::Tensor dw, torch::Tensor db, torch::Tensor ow, torch::Tensor ob, Act act, double p_first,
                  double p)
-      : dw_(std::move(dw)), db_(std::move(db)), ow_(std::move(ow)), ob_(std::move(ob)), act_(act),
-        dropout_first_(dropout_first), p_(p) {}
+      : dw_(std::move(dw)), db_(std::move(db)), ow_(std::move(ow)), ob_(std::move(ob)), act_(act), p_first_(p_first),
+        p_(p) {}
   torch::Tensor forward(const torch::Tensor& last_hidden, bool training) const override {
     torch::Tensor x = last_hidden.select(1, 0);
-    if (dropout_first_) x = head_dropout(x, p_, training);
+    if (p_first_ >= 0) x = head_dropout(x, p_first_, training);
     x = torch::linear(x, dw_, db_);
-    x = act_ == Act::Tanh ? torch::tanh(x) : act_ == Act::Gelu ? torch::gelu(x) : torch::relu(x);
+    switch (act_) {
+      case Act::Tanh: x = torch::tanh(x); break;
+      case Act::Gelu: x = torch::gelu(x); break;
+      case Act::GeluTanh: x = torch::gelu(x, "tanh"); break;
+      case Act::Relu: x = torch::relu(x); break;
+    }
     return torch::linear(head_dropout(x, p_, training), ow_, ob_);
   }
 
  private:
   torch::Tensor dw_, db_, ow_, ob_;
   Act act_;
-  bool dropout_first_;
-  double p_;
+  double p_first_, p_;
 };
 
 // ViTForImageClassification: the encoder's final LayerNorm (per token, so applying it to [CLS]
@@ -97,13 +103,22 @@ std::unique_ptr<TaskHead> make_sequence_classification_head(
                                      weight("classifier.weight"), weight("classifier.bias"));
   if (type == "bert")
     return std::make_unique<FirstTokenHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
-                                            weight("classifier.weight"), weight("classifier.bias"), Act::Tanh, false, p);
+                                            weight("classifier.weight"), weight("classifier.bias"), Act::Tanh, -1, p);
   if (type == "roberta" || type == "electra")
     return std::make_unique<FirstTokenHead>(weight("classifier.dense.weight"), weight("classifier.dense.bias"),
                                             weight("classifier.out_proj.weight"), weight("classifier.out_proj.bias"),
-                                            type == "electra" ? Act::Gelu : Act::Tanh, true, p);
+                                            type == "electra" ? Act::Gelu : Act::Tanh, p, p);
+  if (type == "deberta") {
+    const Activation a = config.deberta.pooler_hidden_act;
+    return std::make_unique<FirstTokenHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
+                                            weight("classifier.weight"), weight("classifier.bias"),
+                                            a == Activation::GeluExact ? Act::Gelu
+                                            : a == Activation::GeluTanh ? Act::GeluTanh
+                                                                        : Act::Relu,
+                                            config.deberta.pooler_dropout, p);
+  }
   return std::make_unique<FirstTokenHead>(weight("pre_classifier.weight"), weight("pre_classifier.bias"),
-                                          weight("classifier.weight"), weight("classifier.bias"), Act::Relu, false, p);
+                                          weight("classifier.weight"), weight("classifier.bias"), Act::Relu, -1, p);
 }
 
 }  // namespace salient

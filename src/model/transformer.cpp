@@ -29,11 +29,22 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     s["embeddings.position_embeddings"] = {1, 1 + c.num_patches(), Hd};
   } else {
     s["embeddings.word_embeddings.weight"] = {c.vocab_size, E};
-    s["embeddings.position_embeddings.weight"] = {c.max_position_embeddings, E};
+    if (!c.is_deberta() || c.deberta.position_biased_input)
+      s["embeddings.position_embeddings.weight"] = {c.max_position_embeddings, E};
     if (c.type_vocab_size > 0) s["embeddings.token_type_embeddings.weight"] = {c.type_vocab_size, E};
-    s["embeddings.LayerNorm.weight"] = {E};
-    s["embeddings.LayerNorm.bias"] = {E};
-    if (E != Hd) {
+    const int64_t normed = c.is_deberta() ? Hd : E;  // DeBERTa projects before its LayerNorm, ELECTRA after
+    s["embeddings.LayerNorm.weight"] = {normed};
+    s["embeddings.LayerNorm.bias"] = {normed};
+    if (c.is_deberta()) {
+      if (E != Hd) s["embeddings.embed_proj.weight"] = {Hd, E};
+      if (c.deberta.relative_attention) {
+        s["encoder.rel_embeddings.weight"] = {2 * c.deberta.span(c.max_position_embeddings), Hd};
+        if (c.deberta.norm_rel_ebd) {
+          s["encoder.LayerNorm.weight"] = {Hd};
+          s["encoder.LayerNorm.bias"] = {Hd};
+        }
+      }
+    } else if (E != Hd) {
       s["embeddings_project.weight"] = {Hd, E};
       s["embeddings_project.bias"] = {Hd};
     }
@@ -56,6 +67,16 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     s[p + "output.dense.bias"] = {Hd};
     s[p + ln2 + ".weight"] = {Hd};
     s[p + ln2 + ".bias"] = {Hd};
+    if (c.is_deberta() && c.deberta.relative_attention && !c.deberta.share_att_key) {
+      if (c.deberta.c2p) {
+        s[p + "attention.self.pos_key_proj.weight"] = {Hd, Hd};
+        s[p + "attention.self.pos_key_proj.bias"] = {Hd};
+      }
+      if (c.deberta.p2c) {
+        s[p + "attention.self.pos_query_proj.weight"] = {Hd, Hd};
+        s[p + "attention.self.pos_query_proj.bias"] = {Hd};
+      }
+    }
   }
   if (c.pools_every_layer()) {
     s[kScalarMixCoefficients] = {c.num_hidden_layers + 1};
@@ -68,6 +89,12 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
       s["pooler.dense.bias"] = {Hd};
     }
     s["classifier.weight"] = {N, Hd};
+    s["classifier.bias"] = {N};
+  } else if (family == "deberta") {  // ContextPooler, then the classifier
+    const int64_t P = c.deberta.pooler_hidden_size;
+    s["pooler.dense.weight"] = {P, Hd};
+    s["pooler.dense.bias"] = {P};
+    s["classifier.weight"] = {N, P};
     s["classifier.bias"] = {N};
   } else if (family == "roberta" || family == "electra") {
     s["classifier.dense.weight"] = {Hd, Hd};
@@ -269,6 +296,17 @@ void Transformer::bind() {
     auto it = weights_.find(name);
     return it == weights_.end() ? torch::Tensor() : it->second;
   };
+  for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
+    LayerWeights& l = layers_[static_cast<size_t>(i)];
+    const std::string p = layer_prefix(i) + "attention.self.";
+    l.pos_key_w = optional(p + "pos_key_proj.weight");
+    l.pos_key_b = optional(p + "pos_key_proj.bias");
+    l.pos_query_w = optional(p + "pos_query_proj.weight");
+    l.pos_query_b = optional(p + "pos_query_proj.bias");
+  }
+  rel_embeddings_ = optional("encoder.rel_embeddings.weight");
+  rel_ln_w_ = optional("encoder.LayerNorm.weight");
+  rel_ln_b_ = optional("encoder.LayerNorm.bias");
   text_ = TextEmbeddings();
   patches_ = PatchEmbeddings();
   if (config_.is_vision()) patches_ = PatchEmbeddings(config_, weight);
@@ -277,6 +315,8 @@ void Transformer::bind() {
 }
 
 Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
+  if (config_.is_deberta())
+    fail("{}: BERT models only: DeBERTa's disentangled attention (its relative-position terms) has no LRP rule", who);
   if (config_.model_type != "bert")
     fail("{}: BERT models (pooler + classifier) only; this one is '{}'", who, config_.model_type);
   if (pools_every_layer())
@@ -424,9 +464,71 @@ QKV Transformer::project_qkv(int64_t layer, const torch::Tensor& hidden) const {
           heads(torch::linear(x, l.v_w, l.v_b))};
 }
 
-torch::Tensor Transformer::attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
-  return batched_matmul(qkv.q, qkv.k.transpose(-1, -2)) * scale + ext_mask;
+torch::Tensor Transformer::relative_positions(int64_t length) const {
+  // HF build_relative_position and make_log_bucket_position (modeling_deberta_v2.py), in the same
+  // float operations: query i, key j → i − j, beyond ±bucket/2 on a log scale up to the span.
+  const ModelConfig::Deberta& d = config_.deberta;
+  const torch::Tensor ids = torch::arange(length, torch::kLong);
+  torch::Tensor rel = ids.unsqueeze(1) - ids.unsqueeze(0);  // [L, L]
+  const int64_t buckets = d.position_buckets, max_position = d.max_relative_positions < 1
+                                                                   ? config_.max_position_embeddings
+                                                                   : d.max_relative_positions;
+  if (buckets > 0 && max_position > 0) {
+    const int64_t mid = buckets / 2;
+    const torch::Tensor sign = torch::sign(rel);
+    const torch::Tensor abs_pos = torch::where((rel < mid) & (rel > -mid), torch::full_like(rel, mid - 1), torch::abs(rel));
+    const torch::Tensor log_pos =
+        torch::ceil(torch::log(abs_pos / static_cast<double>(mid)) /
+                    torch::log(torch::tensor(static_cast<float>(static_cast<double>(max_position - 1) / static_cast<double>(mid)))) *
+                    static_cast<double>(mid - 1)) +
+        static_cast<double>(mid);
+    rel = torch::where(abs_pos <= mid, rel.to(log_pos.scalar_type()), log_pos * sign).to(torch::kLong);
+  }
+  return rel;
+}
+
+torch::Tensor Transformer::disentangled_bias(int64_t layer, const QKV& qkv) const {
+  const ModelConfig::Deberta& d = config_.deberta;
+  const LayerWeights& l = layers_.at(layer);
+  const int64_t L = qkv.q.size(2), H = num_heads(), D = config_.head_dim();
+  const int64_t span = d.span(config_.max_position_embeddings);
+  torch::Tensor rel = rel_embeddings_.slice(0, 0, 2 * span);
+  if (rel_ln_w_.defined()) rel = torch::layer_norm(rel, {config_.hidden_size}, rel_ln_w_, rel_ln_b_, config_.layer_norm_eps);
+  rel = dropout(rel, config_.hidden_dropout_prob);  // HF's pos_dropout
+  auto heads = [&](const torch::Tensor& t) { return t.view({2 * span, H, D}).transpose(0, 1); };  // [H, 2S, D]
+  const torch::Tensor positions = relative_positions(L).to(qkv.q.device());
+  const int64_t factor = 1 + (d.c2p ? 1 : 0) + (d.p2c ? 1 : 0);
+  const double scale = std::sqrt(static_cast<double>(D * factor));
+  const std::vector<int64_t> expanded = {qkv.q.size(0), H, L, L};
+  torch::Tensor bias;
+  if (d.c2p) {  // content → position: q_i · k_pos(δ(i, j))
+    const torch::Tensor pos_key = heads(d.share_att_key ? torch::linear(rel, l.k_w, l.k_b) : torch::linear(rel, l.pos_key_w, l.pos_key_b));
+    const torch::Tensor att = torch::matmul(qkv.q, pos_key.transpose(-1, -2));  // [B, H, L, 2S]
+    const torch::Tensor index = torch::clamp(positions + span, 0, 2 * span - 1).expand(expanded);
+    bias = torch::gather(att, -1, index) / scale;
+  }
+  if (d.p2c) {  // position → content: k_j · q_pos(δ(j, i)), gathered per key and transposed
+    const torch::Tensor pos_query =
+        heads(d.share_att_key ? torch::linear(rel, l.q_w, l.q_b) : torch::linear(rel, l.pos_query_w, l.pos_query_b));
+    const torch::Tensor att = torch::matmul(qkv.k, pos_query.transpose(-1, -2));  // [B, H, L, 2S]
+    const torch::Tensor index = torch::clamp(-positions + span, 0, 2 * span - 1).expand(expanded);
+    const torch::Tensor term = torch::gather(att, -1, index).transpose(-1, -2) / scale;
+    bias = bias.defined() ? bias + term : term;
+  }
+  return bias;
+}
+
+torch::Tensor Transformer::attention_scores(int64_t layer, const QKV& qkv, const torch::Tensor& ext_mask) const {
+  if (!config_.is_deberta()) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
+    return batched_matmul(qkv.q, qkv.k.transpose(-1, -2)) * scale + ext_mask;
+  }
+  // DisentangledSelfAttention: every term divided by √(D · (1 + number of position terms)).
+  const ModelConfig::Deberta& d = config_.deberta;
+  const int64_t factor = 1 + (d.c2p ? 1 : 0) + (d.p2c ? 1 : 0);
+  torch::Tensor scores = batched_matmul(qkv.q, qkv.k.transpose(-1, -2) / std::sqrt(static_cast<double>(config_.head_dim() * factor)));
+  if (d.relative_attention && (d.c2p || d.p2c)) scores = scores + disentangled_bias(layer, qkv);
+  return scores + ext_mask;
 }
 
 torch::Tensor Transformer::finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
@@ -458,6 +560,8 @@ torch::Tensor Transformer::finish_from_context(int64_t layer, const torch::Tenso
 
 torch::Tensor Transformer::first_token_layer(int64_t layer, const torch::Tensor& hidden,
                                              const torch::Tensor& ext_mask) const {
+  // DeBERTa's keys carry relative positions: the shortcut's algebra does not hold.
+  if (config_.is_deberta()) return layer_forward(layer, hidden, ext_mask).slice(1, 0, 1);
   const LayerWeights& l = layers_.at(layer);
   const int64_t B = hidden.size(0), L = hidden.size(1), H = num_heads(), D = config_.head_dim(),
                 Hd = config_.hidden_size;
@@ -481,8 +585,11 @@ torch::Tensor Transformer::layer_forward(int64_t layer, const torch::Tensor& hid
                                          const LayerHooks* hooks, ForwardResult* record,
                                          const ForwardRequest* req) const {
   QKV qkv = project_qkv(layer, hidden);
-  torch::Tensor scores = attention_scores(qkv, ext_mask);
+  torch::Tensor scores = attention_scores(layer, qkv, ext_mask);
   torch::Tensor probs = torch::softmax(scores, -1);
+  // DeBERTa's XSoftmax masks queries too: a padding position attends to nothing.
+  if (config_.is_deberta() && ext_mask.defined() && ext_mask.size(-1) == probs.size(-1))
+    probs = probs * ext_mask.transpose(-1, -2).eq(0).to(probs.scalar_type());
   if (hooks) {
     // Hook tensors may come from the CPU; .to() is a no-op on the model's device and keeps the
     // gradient path to the caller's tensor either way.

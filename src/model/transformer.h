@@ -87,7 +87,9 @@ class Transformer {
   // What a layer's attention reads: its input, or in a pre-LN block (ViT) LN_before(input).
   torch::Tensor attention_input(int64_t layer, const torch::Tensor& hidden) const;
   QKV project_qkv(int64_t layer, const torch::Tensor& hidden) const;
-  torch::Tensor attention_scores(const QKV& qkv, const torch::Tensor& ext_mask) const;  // pre-softmax
+  // Pre-softmax scores of `layer`: QKᵀ/√D + mask, and for DeBERTa the disentangled terms
+  // (content→position, position→content over bucketed relative positions) with its √(D·(1 + terms)).
+  torch::Tensor attention_scores(int64_t layer, const QKV& qkv, const torch::Tensor& ext_mask) const;
   // Context from probabilities and V, then output projection, residual, LayerNorm, feed-forward.
   torch::Tensor finish_layer(int64_t layer, const torch::Tensor& hidden, const torch::Tensor& probs,
                              const torch::Tensor& v) const;
@@ -143,6 +145,7 @@ class Transformer {
   // follows the feed-forward or precedes it (layernorm_after).
   struct LayerWeights {
     torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
+    torch::Tensor pos_key_w, pos_key_b, pos_query_w, pos_query_b;  // DeBERTa without share_att_key
   };
   using EmbeddingWeights = TextEmbeddingWeights;
   struct PoolerClassifierWeights {  // BERT's head: tanh pooler on [CLS], then the classifier
@@ -169,11 +172,16 @@ class Transformer {
  private:
   void bind();
   torch::Tensor dropout(const torch::Tensor& x, double p) const;
+  // DeBERTa: the relative positions of L tokens (bucketed as HF's build_relative_position) and the
+  // disentangled attention terms of a layer, already divided by their scale.
+  torch::Tensor relative_positions(int64_t length) const;
+  torch::Tensor disentangled_bias(int64_t layer, const QKV& qkv) const;
   const torch::Tensor& w(const std::string& name) const;
 
   ModelConfig config_;
   std::map<std::string, torch::Tensor> weights_;
   std::vector<LayerWeights> layers_;
+  torch::Tensor rel_embeddings_, rel_ln_w_, rel_ln_b_;  // DeBERTa's relative position table (+ LayerNorm)
   TextEmbeddings text_;       // bound by bind() for text models
   PatchEmbeddings patches_;   // bound by bind() for a ViT
   std::shared_ptr<const TaskHead> head_;  // bound to weights_' tensors by bind()

@@ -78,3 +78,39 @@ def hf_classifier(fine_tuned):
     attention maps and their gradients are HF's own tensors)."""
     import transformers
     return transformers.BertForSequenceClassification.from_pretrained(fine_tuned, attn_implementation="eager").eval()
+
+
+# Multilingual lines beside the real texts: accents, CJK, Arabic, Devanagari, emoji, combining marks,
+# odd whitespace (the SentencePiece families' tests: test_hf_sentencepiece, test_hf_deberta).
+MULTILINGUAL = [
+    "Café naïve résumé — déjà vu, Ångström, façade, Straße",
+    "中文字符 and かな mixed with English 한국어",
+    "مرحبا بالعالم، هذا فيلم رائع",
+    "नमस्ते दुनिया, यह फ़िल्म अच्छी है",
+    "emoji 🤗🙂👍🏽 and symbols ☃ ∑ ½ ① ﬁ ligature",
+    "e\u0301 combining a\u0308 and \u0915\u094d\u0937 conjuncts",
+    "  leading and trailing spaces  ",
+    "multiple     spaces\n\nand\tlines \u00a0 \u3000 wide space\u200b zero width \ufeff bom",
+    "ｆｕｌｌ\u3000ｗｉｄｔｈ ＡＢＣ １２３",
+    "UPPER lower MiXeD 1,234.56 $5 50% #tag @user",
+]
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory):
+    """The project's text for spm_train: the real texts, and the multilingual lines often enough
+    that their characters earn pieces of their own."""
+    path = tmp_path_factory.mktemp("spm") / "corpus.txt"
+    lines = [t.replace("\n", " ") for t in real_texts() if t.strip()]
+    path.write_text("\n".join(lines + MULTILINGUAL * 20) + "\n")
+    return path
+
+
+def train_spm(corpus, prefix, model_type, family):
+    """Debian's spm_train; DeBERTa's models hold [PAD] [CLS] [SEP] [UNK] as ids 0-3."""
+    ids = (["--pad_id=0", "--bos_id=1", "--eos_id=2", "--unk_id=3", "--pad_piece=[PAD]", "--bos_piece=[CLS]",
+            "--eos_piece=[SEP]", "--unk_piece=[UNK]"] if family == "deberta" else [])
+    subprocess.run(["spm_train", f"--input={corpus}", f"--model_prefix={prefix}", "--vocab_size=3000",
+                    f"--model_type={model_type}", "--character_coverage=1.0", "--input_sentence_size=20000",
+                    "--shuffle_input_sentence=false", "--num_threads=2", *ids], check=True, capture_output=True)
+    return prefix.with_suffix(".model")

@@ -21,22 +21,10 @@ import torch
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 pytest.importorskip("sentencepiece")  # HF's slow tokenizers and its conversion (Debian's python3-sentencepiece)
 import salient  # noqa: E402
-from conftest import SALIENT_BIN, real_texts  # noqa: E402
+from conftest import MULTILINGUAL, SALIENT_BIN, real_texts, train_spm  # noqa: E402
 
 torch.set_grad_enabled(False)
 
-MULTILINGUAL = [
-    "Café naïve résumé — déjà vu, Ångström, façade, Straße",
-    "中文字符 and かな mixed with English 한국어",
-    "مرحبا بالعالم، هذا فيلم رائع",
-    "नमस्ते दुनिया, यह फ़िल्म अच्छी है",
-    "emoji 🤗🙂👍🏽 and symbols ☃ ∑ ½ ① ﬁ ligature",
-    "e\u0301 combining a\u0308 and \u0915\u094d\u0937 conjuncts",
-    "  leading and trailing spaces  ",
-    "multiple     spaces\n\nand\tlines \u00a0 \u3000 wide space\u200b zero width \ufeff bom",
-    "ｆｕｌｌ\u3000ｗｉｄｔｈ ＡＢＣ １２３",
-    "UPPER lower MiXeD 1,234.56 $5 50% #tag @user",
-]
 SPECIALS = {
     "xlmr": ["a <mask> here and <mask>there, <s> inside </s> the <pad> text <unk>"],
     "deberta": ["a [MASK] here and [MASK]there, [CLS] inside [SEP] the [PAD] text [UNK]"],
@@ -53,25 +41,6 @@ def byte_offsets(text, offsets):
     def b(c):
         return len(text[:c].encode("utf-8"))
     return [[b(s), b(e)] for s, e in offsets]
-
-
-@pytest.fixture(scope="session")
-def corpus(tmp_path_factory):
-    path = tmp_path_factory.mktemp("spm") / "corpus.txt"
-    lines = [t.replace("\n", " ") for t in real_texts() if t.strip()]
-    # the multilingual lines often enough that their characters earn pieces of their own
-    path.write_text("\n".join(lines + MULTILINGUAL * 20) + "\n")
-    return path
-
-
-def train_spm(corpus, prefix, model_type, family):
-    """Debian's spm_train; DeBERTa's models hold [PAD] [CLS] [SEP] [UNK] as ids 0-3."""
-    ids = (["--pad_id=0", "--bos_id=1", "--eos_id=2", "--unk_id=3", "--pad_piece=[PAD]", "--bos_piece=[CLS]",
-            "--eos_piece=[SEP]", "--unk_piece=[UNK]"] if family == "deberta" else [])
-    subprocess.run(["spm_train", f"--input={corpus}", f"--model_prefix={prefix}", "--vocab_size=3000",
-                    f"--model_type={model_type}", "--character_coverage=1.0", "--input_sentence_size=20000",
-                    "--shuffle_input_sentence=false", "--num_threads=2", *ids], check=True, capture_output=True)
-    return prefix.with_suffix(".model")
 
 
 def make_xlmr_model(out, tok):
@@ -186,7 +155,7 @@ def test_model_file_alone_and_tokenizer_json_alone(folder, tmp_path):
 def test_xlmr_logits_from_text_match_hf(folder):
     family, out, fast, _ = folder
     if family != "xlmr":
-        pytest.skip("a DeBERTa-v2 model is not read yet")
+        pytest.skip("DeBERTa models are checked in test_hf_deberta.py (this folder holds its tokenizer only)")
     texts = real_texts()[:24] + real_texts()[1175:1177] + MULTILINGUAL + SPECIALS["xlmr"]
     hf = transformers.XLMRobertaForSequenceClassification.from_pretrained(out, attn_implementation="eager").eval()
     m = salient.load(out)
@@ -202,7 +171,7 @@ def test_xlmr_logits_from_text_match_hf(folder):
 def test_hf_reads_what_salient_writes(folder, tmp_path):
     family, out, fast, _ = folder
     if family != "xlmr":
-        pytest.skip("a DeBERTa-v2 model is not read yet")
+        pytest.skip("DeBERTa models are checked in test_hf_deberta.py (this folder holds its tokenizer only)")
     texts = texts_under_test(family)[:300]
     # salient fine-tunes the model (a few steps) and writes its tokenizer and weights
     tuned = tmp_path / "tuned"

@@ -82,6 +82,13 @@ class IntegratedGradients : public Explainer {
     if (at_output && (impl == "fused" || impl == "autograd"))
       fail("--impl: {} integrates over the word embeddings; with --layer embeddings use auto or plain", impl);
     if (at_output) impl = "plain";
+    // DeBERTa's embeddings (projection, padding zeroed) and disentangled attention are outside the
+    // closed forms: IG there is the textbook gradient at every point.
+    if (clf.model.config().is_deberta()) {
+      if (impl == "fused" || impl == "autograd")
+        fail("--impl: {} assumes BERT's embeddings and attention; a DeBERTa model takes auto or plain", impl);
+      impl = "plain";
+    }
     // The fused backward ends in the last layer's first token; a head that mixes every layer
     // (salient_pooling scalar_mix) takes the autograd path.
     const bool every_layer = clf.model.pools_every_layer();

@@ -180,7 +180,7 @@ std::pair<torch::Tensor, torch::Tensor> ig_alpha_gradient(const Transformer& m, 
     torch::Tensor qkv = row_combination(A, B, le.qkv_u.slice(1, 0, Lc), le.qkv_v.slice(1, 0, Lc), le.qkv_c, ex);
     auto heads = [&](int64_t j) { return qkv.narrow(2, j * Hd, Hd).view({R, Lc, H, D}).transpose(1, 2); };
     QKV x{heads(0), heads(1), heads(2)};
-    h = m.finish_layer(0, e, torch::softmax(m.attention_scores(x, ext), -1), x.v);
+    h = m.finish_layer(0, e, torch::softmax(m.attention_scores(0, x, ext), -1), x.v);
     states.push_back(h);
     for (int64_t i = 1; i < before_top; ++i) {
       h = m.layer_forward(i, h, ext);
