@@ -1,6 +1,8 @@
 // libFuzzer harness: tokenizer files. The first byte picks the format: 0 vocab.txt, 1
 // tokenizer.json, 2 a directory with vocab.txt and tokenizer_config.json (a 0 byte splits the two),
-// 3 a directory with RoBERTa's vocab.json and merges.txt (split the same way).
+// 3 a directory with RoBERTa's vocab.json and merges.txt (split the same way), 4 and 5 a directory
+// with a SentencePiece model (DeBERTa's spm.model, XLM-R's sentencepiece.bpe.model) and
+// tokenizer_config.json (split the same way).
 // A tokenizer that loads must encode a fixed text pair into ids of its own vocabulary.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,11 +19,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string& dir = fuzz::scratch_dir();
-  const int kind = data[0] % 4;
+  const int kind = data[0] % 6;
   const std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   const std::string vocab = dir + "/vocab.txt", config = dir + "/tokenizer_config.json",
-                    json = dir + "/tokenizer.json", vocab_json = dir + "/vocab.json", merges = dir + "/merges.txt";
-  for (const std::string* path : {&json, &config, &vocab, &vocab_json, &merges}) ::unlink(path->c_str());
+                    json = dir + "/tokenizer.json", vocab_json = dir + "/vocab.json", merges = dir + "/merges.txt",
+                    spm = dir + "/spm.model", xlmr = dir + "/sentencepiece.bpe.model";
+  for (const std::string* path : {&json, &config, &vocab, &vocab_json, &merges, &spm, &xlmr}) ::unlink(path->c_str());
   try {
     salient::Tokenizer tok = [&] {
       if (kind == 0) {
@@ -33,6 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return salient::Tokenizer::from_tokenizer_json(json);
       }
       const size_t zero = bytes.find('\0');
+      if (kind == 4 || kind == 5) {
+        fuzz::write_plain(kind == 4 ? spm : xlmr, bytes.substr(0, zero));
+        if (zero != std::string::npos) fuzz::write_plain(config, bytes.substr(zero + 1));
+        return salient::Tokenizer::from_dir(dir);
+      }
       if (kind == 3) {
         fuzz::write_plain(vocab_json, bytes.substr(0, zero));
         fuzz::write_plain(merges, zero == std::string::npos ? std::string() : bytes.substr(zero + 1));

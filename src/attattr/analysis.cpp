@@ -444,17 +444,24 @@ Encoding insert_pattern(const Classifier& clf, const TriggerPattern& pattern, co
     b = clf.tokenizer.tokenize(*pair).tokens;
     insert(b, rel_b, add_b);
   }
-  // Longest-first truncation to the model's limit, then [CLS] a [SEP] (b [SEP]).
-  const int64_t budget = clf.model.config().max_tokens() - (pair ? 3 : 2);
+  // Longest-first truncation to the model's limit, then the family's framing ([CLS] a [SEP] (b
+  // [SEP]), or RoBERTa's and XLM-R's <s> a </s> (</s> b </s>)).
+  const int64_t budget = clf.model.config().max_tokens() - static_cast<int64_t>(clf.tokenizer.special_tokens_count(pair.has_value()));
   while ((int64_t)(a.size() + b.size()) > budget) (a.size() > b.size() ? a : b).pop_back();
-  std::vector<int64_t> ids = {clf.tokenizer.cls_id()}, types = {0};
-  for (const auto& t : a) ids.push_back(clf.tokenizer.token_to_id(t)), types.push_back(0);
-  ids.push_back(clf.tokenizer.sep_id()), types.push_back(0);
-  if (pair) {
-    for (const auto& t : b) ids.push_back(clf.tokenizer.token_to_id(t)), types.push_back(1);
-    ids.push_back(clf.tokenizer.sep_id()), types.push_back(1);
-  }
-  return clf.encode_ids(ids, types, "trigger insertion");
+  auto pieces = [&](const std::vector<std::string>& tokens) {
+    Encoding e;
+    for (const auto& t : tokens) {
+      e.ids.push_back(clf.tokenizer.token_to_id(t));
+      e.tokens.push_back(t);
+      e.type_ids.push_back(0);
+      e.offsets.emplace_back(0, 0);
+      e.word_ids.push_back(-1);
+    }
+    return e;
+  };
+  const Encoding ea = pieces(a), eb = pieces(b);
+  const Encoding framed = clf.tokenizer.frame(ea, pair ? &eb : nullptr);
+  return clf.encode_ids(framed.ids, framed.type_ids, "trigger insertion");
 }
 
 std::vector<double> accuracy_per_class(const Transformer& model, const LabelledSet& data, int64_t num_labels) {

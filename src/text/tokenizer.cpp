@@ -1043,13 +1043,19 @@ Encoding Tokenizer::encode(const std::string& text, const std::optional<std::str
   Encoding a = tokenize(text);
   std::optional<Encoding> b;
   if (pair) b = tokenize(*pair);
+  const bool truncated = truncate_pair(a, b ? &*b : nullptr, max_length, truncation, special_tokens_count(b.has_value()));
+  Encoding out = frame(a, b ? &*b : nullptr);
+  out.truncated = truncated;
+  return out;
+}
+
+size_t Tokenizer::special_tokens_count(bool pair) const { return pair ? (roberta_framing() ? 4 : 3) : 2; }
+
+Encoding Tokenizer::frame(const Encoding& a, const Encoding* b) const {
   // RoBERTa (RobertaProcessing) and XLM-R: <s> A </s> </s> B </s>, type ids 0 throughout
   const bool roberta = roberta_framing();
-  const size_t n_special = b ? (roberta ? 4 : 3) : 2;
-  const bool truncated = truncate_pair(a, b ? &*b : nullptr, max_length, truncation, n_special);
-
   Encoding out;
-  const size_t total = a.ids.size() + (b ? b->ids.size() : 0) + n_special;
+  const size_t total = a.ids.size() + (b ? b->ids.size() : 0) + special_tokens_count(b != nullptr);
   out.ids.reserve(total);
   out.tokens.reserve(total);
   out.type_ids.reserve(total);
@@ -1064,7 +1070,6 @@ Encoding Tokenizer::encode(const std::string& text, const std::optional<std::str
     append_encoding(out, *b, type);
     push_token(out, sep_id_, options_.sep_token, 0, 0, -1, type);
   }
-  out.truncated = truncated;
   return out;
 }
 

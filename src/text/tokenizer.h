@@ -90,6 +90,13 @@ class Tokenizer {
   Encoding encode(const std::string& text, const std::optional<std::string>& pair = std::nullopt,
                   int max_length = 0, Truncation truncation = Truncation::LongestFirst) const;
 
+  // The special tokens of the family's framing around one text or a pair, with its token types:
+  // [CLS] A [SEP] (B [SEP], B of type 1), or RoBERTa's and XLM-R's <s> A </s> (</s> B </s>, type
+  // 0 throughout). `encode` is tokenize, truncate, frame; a caller with tokens of its own frames
+  // them here (no truncation).
+  size_t special_tokens_count(bool pair) const;
+  Encoding frame(const Encoding& a, const Encoding* b = nullptr) const;
+
   // Normalize + pre-tokenize + WordPiece without special tokens. Offsets into `text`.
   Encoding tokenize(const std::string& text) const;
 
