@@ -1,7 +1,8 @@
 // libFuzzer harness: the tokenizers on arbitrary bytes, invalid UTF-8 included; a 0 byte splits
-// text and pair. WordPiece with BERT-base uncased's vocabulary and a byte-level BPE (GPT-2's byte
-// alphabet and a few merges, RoBERTa's special tokens, <mask> with lstrip), each with and without
-// add_prefix_space. Checks the encoding's invariants.
+// text and pair. WordPiece with BERT-base uncased's vocabulary, a byte-level BPE (GPT-2's byte
+// alphabet and a few merges, RoBERTa's special tokens, <mask> with lstrip) with and without
+// add_prefix_space, and the SentencePiece models of tests/data/sentencepiece in XLM-R's and
+// DeBERTa's layouts (their offset rules walk the text's bytes). Checks the encoding's invariants.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -47,9 +48,9 @@ void check(const salient::Tokenizer& tok, const std::string& text, const std::op
   if (e.ids.size() > 64 || e.ids.size() < 2 || e.tokens.size() != e.ids.size() || e.offsets.size() != e.ids.size() ||
       e.type_ids.size() != e.ids.size() || e.word_ids.size() != e.ids.size())
     std::abort();
-  // RoBERTa's type ids are 0 throughout and a "</s>" in the text is its special token: its offsets
-  // are bounded by the longer text alone
-  const bool roberta = tok.model() == salient::TokenizerModel::ByteLevelBpe;
+  // RoBERTa's and XLM-R's type ids are 0 throughout and a "</s>" in the text is its special token:
+  // its offsets are bounded by the longer text alone
+  const bool roberta = tok.special_tokens_count(true) == 4;
   const size_t longer = std::max(text.size(), pair ? pair->size() : 0);
   for (size_t i = 0; i < e.ids.size(); ++i) {
     if (e.ids[i] < 0 || e.ids[i] >= static_cast<int64_t>(tok.vocab_size())) std::abort();
@@ -61,7 +62,9 @@ void check(const salient::Tokenizer& tok, const std::string& text, const std::op
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const salient::Tokenizer bpe = make_bpe(false), bpe_prefixed = make_bpe(true);
+  static const salient::Tokenizer bpe = make_bpe(false), bpe_prefixed = make_bpe(true),
+                                  xlmr = salient::Tokenizer::from_dir(SALIENT_TEST_DATA "/sentencepiece/xlmr"),
+                                  deberta = salient::Tokenizer::from_dir(SALIENT_TEST_DATA "/sentencepiece/deberta");
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   const size_t zero = bytes.find('\0');
   const std::string text = bytes.substr(0, zero);
@@ -70,5 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(wordpiece(), text, pair);
   check(bpe, text, pair);
   check(bpe_prefixed, text, pair);
+  check(xlmr, text, pair);
+  check(deberta, text, pair);
   return 0;
 }

@@ -2,7 +2,7 @@
 // tokenizer.json, 2 a directory with vocab.txt and tokenizer_config.json (a 0 byte splits the two),
 // 3 a directory with RoBERTa's vocab.json and merges.txt (split the same way), 4 and 5 a directory
 // with a SentencePiece model (DeBERTa's spm.model, XLM-R's sentencepiece.bpe.model) and
-// tokenizer_config.json (split the same way).
+// tokenizer_config.json (split at the last 0 byte).
 // A tokenizer that loads must encode a fixed text pair into ids of its own vocabulary.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,9 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return salient::Tokenizer::from_tokenizer_json(json);
       }
       const size_t zero = bytes.find('\0');
-      if (kind == 4 || kind == 5) {
-        fuzz::write_plain(kind == 4 ? spm : xlmr, bytes.substr(0, zero));
-        if (zero != std::string::npos) fuzz::write_plain(config, bytes.substr(zero + 1));
+      if (kind == 4 || kind == 5) {  // a binary model holds 0 bytes itself: the last one splits
+        const size_t last = bytes.rfind('\0');
+        fuzz::write_plain(kind == 4 ? spm : xlmr, bytes.substr(0, last));
+        if (last != std::string::npos) fuzz::write_plain(config, bytes.substr(last + 1));
         return salient::Tokenizer::from_dir(dir);
       }
       if (kind == 3) {

@@ -730,7 +730,8 @@ TEST(Tokenizer, ConfigOptionsForVocabTxt) {
 // 4.44.2); tests/hf/test_hf_sentencepiece.py compares on 1,230 texts with larger models.
 namespace {
 
-std::string spm_dir(const char* family) { return std::string(SALIENT_TEST_DATA) + "/sentencepiece/" + family; }
+// A folder (xlmr, deberta) or file of tests/data/sentencepiece.
+std::string spm_dir(const char* name) { return std::string(SALIENT_TEST_DATA) + "/sentencepiece/" + name; }
 
 using Offsets = std::vector<std::pair<size_t, size_t>>;
 
@@ -810,6 +811,11 @@ TEST(TokenizerErrors, SentencePieceFolders) {
   TempDir dir;
   salient::write_file_atomic(dir.file("spm.model"), "not a model");
   expect_error_naming(error_of([&] { Tokenizer::from_dir(dir.path()); }), dir.file("spm.model"));
+  expect_error_naming(error_of([&] { Tokenizer::from_dir(dir.path()); }), "not a SentencePiece model");
+  // libFuzzer (fuzz_vocab): a model whose pieces libsentencepiece's trie builder throws on (a C++
+  // exception that crossed the shim's C interface and terminated the program)
+  std::filesystem::copy_file(spm_dir("malformed-trie.model"), dir.file("spm.model"),
+                             std::filesystem::copy_options::overwrite_existing);
   expect_error_naming(error_of([&] { Tokenizer::from_dir(dir.path()); }), "not a SentencePiece model");
 
   TempDir other;

@@ -8,18 +8,35 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <memory>
 #include <string>
 
 #define SHIM_API extern "C" __attribute__((visibility("default")))
 
+// No exception crosses the C interface: libsentencepiece throws on some malformed models (its
+// trie builder, Darts, on pieces out of order: a libFuzzer find, fuzz_vocab), which no caller
+// could catch by type.
+#define SHIM_GUARD(error, error_size, failed)                      \
+  catch (const std::exception& e) {                                \
+    if (error) std::snprintf(error, error_size, "%s", e.what());   \
+    return failed;                                                 \
+  }                                                                \
+  catch (...) {                                                    \
+    if (error) std::snprintf(error, error_size, "unknown error");  \
+    return failed;                                                 \
+  }
+
 // Loads a serialized model; nullptr with the library's message in `error` when it cannot.
 SHIM_API void* salient_spm_load(const char* bytes, size_t size, char* error, size_t error_size) {
-  auto* sp = new sentencepiece::SentencePieceProcessor();
-  const auto status = sp->LoadFromSerializedProto(std::string(bytes, size));
-  if (status.ok()) return sp;
-  std::snprintf(error, error_size, "%s", status.ToString().c_str());
-  delete sp;
-  return nullptr;
+  try {
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    const auto status = sp->LoadFromSerializedProto(std::string(bytes, size));
+    if (status.ok()) return sp.release();
+    std::snprintf(error, error_size, "%s", status.ToString().c_str());
+    return nullptr;
+  }
+  SHIM_GUARD(error, error_size, nullptr)
 }
 
 SHIM_API void salient_spm_free(void* model) { delete static_cast<sentencepiece::SentencePieceProcessor*>(model); }
@@ -43,12 +60,15 @@ SHIM_API int salient_spm_is_unknown(const void* model, int id) {
 // byte span in the text as the library aligns it. Returns the number of pieces, -1 on an error.
 SHIM_API long salient_spm_encode(const void* model, const char* text, size_t size,
                                  void (*emit)(void*, int, const char*, size_t, uint32_t, uint32_t), void* context) {
-  const auto* sp = static_cast<const sentencepiece::SentencePieceProcessor*>(model);
-  const sentencepiece::ImmutableSentencePieceText encoded = sp->EncodeAsImmutableProto(std::string(text, size));
-  const size_t n = encoded.pieces_size();
-  for (size_t k = 0; k < n; ++k) {
-    const auto p = encoded.pieces(static_cast<int>(k));
-    emit(context, static_cast<int>(p.id()), p.piece().data(), p.piece().size(), p.begin(), p.end());
+  try {
+    const auto* sp = static_cast<const sentencepiece::SentencePieceProcessor*>(model);
+    const sentencepiece::ImmutableSentencePieceText encoded = sp->EncodeAsImmutableProto(std::string(text, size));
+    const size_t n = encoded.pieces_size();
+    for (size_t k = 0; k < n; ++k) {
+      const auto p = encoded.pieces(static_cast<int>(k));
+      emit(context, static_cast<int>(p.id()), p.piece().data(), p.piece().size(), p.begin(), p.end());
+    }
+    return static_cast<long>(n);
   }
-  return static_cast<long>(n);
+  SHIM_GUARD(static_cast<char*>(nullptr), 0, -1L)
 }
