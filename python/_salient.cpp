@@ -593,8 +593,9 @@ PYBIND11_MODULE(_salient, m) {
       [](const std::string& model, const std::string& data, const std::vector<std::string>& methods,
          const std::vector<std::string>& metrics, const std::string& out, const py::dict& method_params,
          const std::string& data_dir, int64_t limit, int64_t batch_size, int64_t bootstrap, uint64_t seed, bool windows,
-         int64_t stride) {
+         int64_t stride, const std::string& removal) {
         salient::BenchmarkSpec o;
+        o.metric_removal = removal;
         o.model_dir = model;
         o.data_spec = data;
         o.data_dir = data_dir;
@@ -616,5 +617,6 @@ PYBIND11_MODULE(_salient, m) {
       },
       py::arg("model"), py::arg("data"), py::arg("methods"), py::arg("metrics"), py::arg("out"),
       py::arg("method_params") = py::dict(), py::arg("data_dir") = "", py::arg("limit") = 100, py::arg("batch_size") = 8,
-      py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("windows") = false, py::arg("stride") = 0);
+      py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("windows") = false, py::arg("stride") = 0,
+      py::arg("removal") = "mask");
 }

@@ -769,7 +769,44 @@ TEST(Config, LabelsFromLabel2idOnly) {
 // Bad configs: each error is one line naming the file and the field.
 TEST(ConfigMalformed, UnsupportedModelType) {
   expect_error([] { ModelConfig::from_json({{"model_type", "gpt2"}}, "config.json"); },
-               {"config.json: unsupported model_type 'gpt2' (supported: bert, roberta, electra, distilbert, vit)"});
+               {"config.json: unsupported model_type 'gpt2' (supported: bert, roberta, xlm-roberta, electra, "
+                "distilbert, deberta-v2, vit)"});
+}
+
+TEST(Config, DebertaFieldsAreReadAndWrittenBackUnchanged) {
+  const json j = {{"model_type", "deberta-v2"}, {"hidden_size", 64}, {"num_hidden_layers", 2},
+                  {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 100},
+                  {"relative_attention", true}, {"pos_att_type", "p2c|c2p"}, {"position_buckets", 256},
+                  {"share_att_key", true}, {"norm_rel_ebd", "layer_norm"}, {"position_biased_input", false},
+                  {"pooler_hidden_act", "gelu"}, {"cls_dropout", 0.2}};
+  const ModelConfig c = ModelConfig::from_json(j, "config.json");
+  EXPECT_EQ(c.family(), "deberta");
+  EXPECT_TRUE(c.deberta.relative_attention && c.deberta.c2p && c.deberta.p2c && c.deberta.share_att_key &&
+              c.deberta.norm_rel_ebd && !c.deberta.position_biased_input);
+  EXPECT_EQ(c.deberta.span(c.max_position_embeddings), 256);
+  EXPECT_EQ(c.layer_norm_eps, 1e-7);   // DebertaV2Config's default
+  EXPECT_EQ(c.type_vocab_size, 0);
+  EXPECT_EQ(c.classifier_dropout_prob(), 0.2);
+  const json back = c.to_json();
+  for (const char* key : {"relative_attention", "pos_att_type", "position_buckets", "share_att_key", "norm_rel_ebd",
+                          "position_biased_input", "cls_dropout"})
+    EXPECT_EQ(back.at(key), j.at(key)) << key;
+  // a list works as the string; what salient does not compute is a one-line error naming the field
+  json list = j;
+  list["pos_att_type"] = {"c2p"};
+  EXPECT_FALSE(ModelConfig::from_json(list, "config.json").deberta.p2c);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+           {"conv_kernel_size", 3}, {"pos_att_type", "p2p"}, {"pos_att_type", 5}, {"attention_head_size", 7},
+           {"share_att_key", "yes"}}) {
+    json bad = j;
+    bad[key] = value;
+    expect_error([&] { ModelConfig::from_json(bad, "config.json"); }, {"config.json", key});
+  }
+  // XLM-RoBERTa is RoBERTa's architecture: positions after the padding index, its weights' prefix
+  const ModelConfig x = ModelConfig::from_json({{"architectures", {"XLMRobertaForSequenceClassification"}}}, "config.json");
+  EXPECT_EQ(x.model_type, "xlm-roberta");
+  EXPECT_EQ(x.family(), "roberta");
+  EXPECT_EQ(x.position_offset, 2);
 }
 
 TEST(ConfigMalformed, NotAnObject) {

@@ -113,6 +113,10 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   bm_cmd->add_option("--methods", bm.methods, "comma-separated explainer names")->required();
   bm_cmd->add_option("--metrics", bm.metrics, "comma-separated metric names (default: token_f1, token_auroc, token_auprc where the data has rationales, and comprehensiveness, sufficiency and their AOPCs)");
   bm_cmd->add_option("--limit", bm.spec.limit, "number of examples (the first N)");
+  bm_cmd->add_option("--metric-removal", bm.spec.metric_removal,
+                     "how the faithfulness metrics remove tokens: mask (default: [MASK], ERASER's) or delete; an "
+                     "explainer's own --removal (occlusion, LIME, KernelSHAP) is its perturbation")
+      ->check(CLI::IsMember({"mask", "delete"}));
   bm_cmd->add_option("--out", bm.spec.out_dir, "output directory (results.jsonl is appended to and reused)")->required();
   bm_cmd->add_option("--batch-size", bm.spec.batch_size, "inputs explained together");
   bm_cmd->add_option("--bootstrap", bm.spec.bootstrap, "bootstrap resamples for the 95% CI");

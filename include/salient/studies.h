@@ -35,6 +35,10 @@ struct BenchmarkSpec {
   // Parameters by name as text for every method that declares them (the CLI's `--steps 50`),
   // typed by each method's declaration; one that no method takes is an error. method_params wins.
   std::map<std::string, std::string> shared_params;
+  // How the faithfulness metrics remove tokens: mask ([MASK] substitution, ERASER's) or delete.
+  // Its own setting: an explainer's `removal` parameter (occlusion, LIME, KernelSHAP) is the
+  // explainer's perturbation, not the metric's.
+  std::string metric_removal = "mask";
   // The explained output (prob | logit | "": each method's own); faithfulness measures it too
   // (the probability, ERASER's, when "").
   std::string score;

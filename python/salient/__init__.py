@@ -407,14 +407,16 @@ def plausibility(scores, rationale, where="rationale"):
 
 
 def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_size=8, bootstrap=1000, seed=0,
-              data_dir="", method_params=None, windows=False, stride=0):
+              data_dir="", method_params=None, windows=False, stride=0, removal="mask"):
     """Every method × metric over the first ``limit`` examples of ``data`` (ferret-style).
 
     Writes the benchmark's files to ``out`` (a temporary directory if None; a rerun with the same
     ``out`` resumes) and returns its summary table: a pandas DataFrame when pandas is installed,
     else a list of dicts. ``method_params``: {method: {param: value}}. ``windows``: read inputs
     longer than the model's positions whole, as overlapping windows ``stride`` pieces apart (0:
-    half a window), as ``salient benchmark --windows``.
+    half a window), as ``salient benchmark --windows``. ``removal``: how the faithfulness metrics
+    remove tokens, ``"mask"`` (ERASER's) or ``"delete"`` (``--metric-removal``); a method's own
+    ``removal`` parameter goes in ``method_params``.
     """
     path = model.path if isinstance(model, Model) else _os.fspath(model)
     if isinstance(methods, str):
@@ -425,7 +427,7 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     out = _os.fspath(out) if out is not None else _tempfile.mkdtemp(prefix="salient_benchmark_")
     _salient.benchmark(path, data, list(methods), list(metrics), out, method_params or {}, _os.fspath(data_dir),
-                       limit, batch_size, bootstrap, seed, bool(windows), int(stride))
+                       limit, batch_size, bootstrap, seed, bool(windows), int(stride), removal)
     with open(_os.path.join(out, "summary.json"), encoding="utf-8") as f:
         summary = _json.load(f)
     # One row per (method, metric), as OUT/summary.csv.

@@ -119,8 +119,9 @@ void check_params_taken(const std::map<std::string, std::string>& params, const 
     for (const auto& m : methods)
       for (const auto& p : explainer_info(m).params) taken |= p.name == name;
     if (!taken)
-      fail("{}: not a parameter of {} (salient explain --list shows each method's parameters)", param_flag(name),
-           fmt::join(methods, ", "));
+      fail("{}: not a parameter of {} (salient explain --list shows each method's parameters{})", param_flag(name),
+           fmt::join(methods, ", "),
+           name == "removal" ? "; the faithfulness metrics' removal is --metric-removal" : "");
   }
 }
 

@@ -515,8 +515,9 @@ std::string run_benchmark(const BenchmarkSpec& spec) {
     }
     o.method_options[m] = eo;
   }
-  const auto removal = spec.shared_params.find("removal");
-  o.faithfulness.removal = parse_removal(removal == spec.shared_params.end() ? "mask" : removal->second);
+  if (spec.metric_removal != "mask" && spec.metric_removal != "delete")
+    fail("--metric-removal: unknown value '{}' (expected mask or delete)", one_line(spec.metric_removal));
+  o.faithfulness.removal = parse_removal(spec.metric_removal);
   o.faithfulness.tie_seed = spec.seed;
   // Faithfulness measures the probability (ERASER) unless an output is asked for explicitly.
   o.metric_output = spec.score.empty() ? ModelOutput::Probability : parse_model_output(spec.score);

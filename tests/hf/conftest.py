@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import salient  # noqa: F401  first: it asks OpenBLAS for the kernels the CLI runs (salient/__init__.py)
@@ -114,3 +115,16 @@ def train_spm(corpus, prefix, model_type, family):
                     f"--model_type={model_type}", "--character_coverage=1.0", "--input_sentence_size=20000",
                     "--shuffle_input_sentence=false", "--num_threads=2", *ids], check=True, capture_output=True)
     return prefix.with_suffix(".model")
+
+
+def hf_logits(hf, tok, singles, pair, max_length=128):
+    """HF's logits for `singles` (one padded batch, truncated at max_length), then for one pair."""
+    enc = tok(singles, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    return np.concatenate([hf(**enc).logits.numpy(), hf(**tok(*pair, return_tensors="pt")).logits.numpy()])
+
+
+def fine_tune_briefly(init, out, lr="1e-4"):
+    """`salient train --init INIT` for a few steps on 32 SST-2 sentences: a checkpoint salient wrote."""
+    subprocess.run([SALIENT_BIN, "--quiet", "--threads", "2", "train", "--init", str(init), "--train", "sst2:train",
+                    "--dev", "sst2:dev", "--max-train", "32", "--epochs", "1", "--batch-size", "16", "--max-length", "48",
+                    "--lr", lr, "--seed", "3", "--out", str(out)], check=True, capture_output=True, text=True)

@@ -9,8 +9,6 @@ buckets) and c2p alone. Checked: every layer's hidden states and attention maps 
 with a pair, logits from text (singles and pairs), HF reading a checkpoint salient fine-tuned, IG
 against Captum's LayerIntegratedGradients on HF's model, and every registered explainer running (or
 refusing in one line). Runs in .venv-ref (tests/hf/run.sh)."""
-import json
-import subprocess
 
 import numpy as np
 import pytest
@@ -19,7 +17,7 @@ import torch
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 pytest.importorskip("sentencepiece")
 import salient  # noqa: E402
-from conftest import MULTILINGUAL, SALIENT_BIN, real_texts, train_spm  # noqa: E402
+from conftest import MULTILINGUAL, fine_tune_briefly, hf_logits, real_texts, train_spm  # noqa: E402
 
 torch.set_grad_enabled(False)
 
@@ -95,11 +93,9 @@ def test_every_layer_and_attention_map_matches_hf(deberta):
 def test_logits_from_text_and_pairs_match_hf(deberta):
     name, out, tok, hf = deberta
     texts = real_texts()[:20] + MULTILINGUAL + [real_texts()[1176]]
-    preds = salient.load(out).predict(texts + [("a charming journey", "pas mal du tout, charmant")])
-    enc = tok(texts, truncation=True, max_length=128, padding=True, return_tensors="pt")
-    ref = hf(**enc).logits.numpy()
-    pair = tok("a charming journey", "pas mal du tout, charmant", return_tensors="pt")
-    ref = np.concatenate([ref, hf(**pair).logits.numpy()])
+    pair = ("a charming journey", "pas mal du tout, charmant")
+    preds = salient.load(out).predict(texts + [pair])
+    ref = hf_logits(hf, tok, texts, pair)
     assert np.abs(np.array([p.logits for p in preds]) - ref).max() < 1e-4, name
 
 
@@ -108,9 +104,7 @@ def test_hf_reads_what_salient_fine_tuned(deberta, tmp_path):
     if name != "v3":
         pytest.skip("one configuration is enough for the round trip")
     tuned = tmp_path / "tuned"
-    subprocess.run([SALIENT_BIN, "--quiet", "--threads", "2", "train", "--init", str(out), "--train", "sst2:train",
-                    "--dev", "sst2:dev", "--max-train", "32", "--epochs", "1", "--batch-size", "16", "--max-length", "48",
-                    "--lr", "1e-3", "--seed", "3", "--out", str(tuned)], check=True, capture_output=True, text=True)
+    fine_tune_briefly(out, tuned, lr="1e-3")
     hf = transformers.AutoModelForSequenceClassification.from_pretrained(tuned).eval()
     assert type(hf).__name__ == "DebertaV2ForSequenceClassification"
     back = transformers.AutoTokenizer.from_pretrained(tuned)

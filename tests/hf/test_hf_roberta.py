@@ -9,7 +9,6 @@ and slow tokenizers (singles, pairs, truncation, add_prefix_space, <mask> with l
 text, and HF reading the tokenizer salient writes. Runs in .venv-ref (tests/hf/run.sh)."""
 import csv
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ import torch
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 tokenizers = pytest.importorskip("tokenizers")
 import salient  # noqa: E402
-from conftest import SALIENT_BIN, real_texts, shared  # noqa: E402
+from conftest import fine_tune_briefly, hf_logits, real_texts, shared  # noqa: E402
 
 torch.set_grad_enabled(False)
 
@@ -120,11 +119,7 @@ def test_logits_from_text_match_hf(roberta):
     texts = real_texts()[:24] + real_texts()[1175:1177] + EDGE + [("a charming journey", "not bad at all, actually quite charming")]
     hf = transformers.RobertaForSequenceClassification.from_pretrained(out, attn_implementation="eager").eval()
     preds = salient.load(out).predict(texts)
-    singles = [t for t in texts if isinstance(t, str)]
-    enc = fast(singles, truncation=True, max_length=128, padding=True, return_tensors="pt")
-    ref = hf(**enc).logits.numpy()
-    pair = fast("a charming journey", "not bad at all, actually quite charming", return_tensors="pt")
-    ref = np.concatenate([ref, hf(**pair).logits.numpy()])
+    ref = hf_logits(hf, fast, [t for t in texts if isinstance(t, str)], texts[-1])
     assert np.abs(np.array([p.logits for p in preds]) - ref).max() < 1e-4
 
 
@@ -139,9 +134,7 @@ def test_slow_tokenizer_files_alone_and_hf_reads_what_salient_writes(roberta, tm
     assert [list(e["ids"]) for e in ours] == fast(texts, truncation=True, max_length=128)["input_ids"]
     # salient fine-tunes the model (a few steps) and writes its tokenizer beside the weights
     tuned = tmp_path / "tuned"
-    subprocess.run([SALIENT_BIN, "--quiet", "--threads", "2", "train", "--init", str(out), "--train", "sst2:train",
-                    "--dev", "sst2:dev", "--max-train", "32", "--epochs", "1", "--batch-size", "16", "--max-length", "48",
-                    "--lr", "1e-4", "--seed", "3", "--out", str(tuned)], check=True, capture_output=True, text=True)
+    fine_tune_briefly(out, tuned)
     back = transformers.AutoTokenizer.from_pretrained(tuned)
     assert type(back).__name__ == "RobertaTokenizerFast"
     assert back(texts, truncation=True, max_length=128)["input_ids"] == \

@@ -21,7 +21,7 @@ import torch
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 pytest.importorskip("sentencepiece")  # HF's slow tokenizers and its conversion (Debian's python3-sentencepiece)
 import salient  # noqa: E402
-from conftest import MULTILINGUAL, SALIENT_BIN, real_texts, train_spm  # noqa: E402
+from conftest import MULTILINGUAL, SALIENT_BIN, fine_tune_briefly, hf_logits, real_texts, train_spm  # noqa: E402
 
 torch.set_grad_enabled(False)
 
@@ -160,12 +160,52 @@ def test_xlmr_logits_from_text_match_hf(folder):
     hf = transformers.XLMRobertaForSequenceClassification.from_pretrained(out, attn_implementation="eager").eval()
     m = salient.load(out)
     assert m.config["model_type"] == "xlm-roberta"
-    preds = m.predict(texts + [("a charming journey", "pas mal du tout, charmant")])
-    enc = fast(texts, truncation=True, max_length=128, padding=True, return_tensors="pt")
-    ref = hf(**enc).logits.numpy()
-    pair = fast("a charming journey", "pas mal du tout, charmant", return_tensors="pt")
-    ref = np.concatenate([ref, hf(**pair).logits.numpy()])
+    pair = ("a charming journey", "pas mal du tout, charmant")
+    preds = m.predict(texts + [pair])
+    ref = hf_logits(hf, fast, texts, pair)
     assert np.abs(np.array([p.logits for p in preds]) - ref).max() < 1e-4
+
+
+def test_xlmr_every_layer_attention_map_and_ig_match_hf(folder):
+    """A padded batch with a pair and a review cut at 128 tokens: every hidden state and attention
+    map against HF's XLMRobertaForSequenceClassification; IG (50 Gauss-Legendre points, <pad>
+    baseline except <s>/</s>) against Captum's LayerIntegratedGradients on HF's word embeddings."""
+    from captum.attr import LayerIntegratedGradients
+
+    family, out, fast, _ = folder
+    if family != "xlmr":
+        pytest.skip("DeBERTa models are checked in test_hf_deberta.py (this folder holds its tokenizer only)")
+    m = salient.load(out)
+    texts = real_texts()
+    batch = texts[:10] + MULTILINGUAL[:4] + [(texts[12], texts[13])] + [t for t in texts if len(t) > 4000][:1]
+    sal = m.forward(batch, batch_size=16, max_length=128)
+    hf = transformers.XLMRobertaForSequenceClassification.from_pretrained(out, attn_implementation="eager").eval()
+    ref = hf(input_ids=torch.from_numpy(sal["input_ids"]), attention_mask=torch.from_numpy(sal["attention_mask"]),
+             output_hidden_states=True, output_attentions=True)
+    mask = sal["attention_mask"].astype(bool)
+    real = mask[:, None, :, None] & mask[:, None, None, :]
+    for layer, (a, b) in enumerate(zip(sal["hidden_states"], ref.hidden_states)):
+        assert np.abs(a - b.numpy())[mask].max() < 1e-4, f"hidden_states[{layer}]"
+    for layer, (a, b) in enumerate(zip(sal["attentions"], ref.attentions)):
+        assert np.abs(a - b.numpy())[np.broadcast_to(real, a.shape)].max() < 1e-5, f"attentions[{layer}]"
+
+    def prob(ids, mask):
+        return hf(input_ids=ids, attention_mask=mask).logits.softmax(-1)
+
+    lig = LayerIntegratedGradients(prob, hf.roberta.embeddings.word_embeddings)
+    few = ["a charming and moving journey", MULTILINGUAL[0], MULTILINGUAL[2]]
+    ours = salient.explain(m, few, method="ig", steps=50, rule="gausslegendre", baseline="pad")
+    for ex, e in zip(ours, m.tokenize(few)):
+        ids = torch.tensor([e["ids"]])
+        keep = (fast.cls_token_id, fast.sep_token_id)
+        base = torch.tensor([[t if t in keep else fast.pad_token_id for t in e["ids"]]])
+        target = int(prob(ids, torch.ones_like(ids)).argmax())
+        assert ex.target == target
+        with torch.enable_grad():
+            attr = lig.attribute(ids, baselines=base, target=target, additional_forward_args=(torch.ones_like(ids),),
+                                 n_steps=50, method="gausslegendre")
+        want = attr.sum(-1)[0].detach().numpy()
+        assert np.abs(np.asarray(ex.scores) - want).max() <= 1e-5 + 1e-4 * np.abs(want).max()
 
 
 def test_hf_reads_what_salient_writes(folder, tmp_path):
@@ -175,9 +215,7 @@ def test_hf_reads_what_salient_writes(folder, tmp_path):
     texts = texts_under_test(family)[:300]
     # salient fine-tunes the model (a few steps) and writes its tokenizer and weights
     tuned = tmp_path / "tuned"
-    subprocess.run([SALIENT_BIN, "--quiet", "--threads", "2", "train", "--init", str(out), "--train", "sst2:train",
-                    "--dev", "sst2:dev", "--max-train", "32", "--epochs", "1", "--batch-size", "16", "--max-length", "48",
-                    "--lr", "1e-4", "--seed", "3", "--out", str(tuned)], check=True, capture_output=True, text=True)
+    fine_tune_briefly(out, tuned)
     back = transformers.AutoTokenizer.from_pretrained(tuned)
     assert type(back).__name__ == "XLMRobertaTokenizerFast"
     ref = fast(texts, truncation=True, max_length=128)["input_ids"]

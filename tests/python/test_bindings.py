@@ -1,6 +1,7 @@
 """The Python package against the CLI on the reference model: the same numbers through both, errors
 as Python exceptions with salient's one-line messages, the GIL released during C++ work."""
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -130,6 +131,34 @@ def test_benchmark_returns_the_clis_summary_as_a_table(model_dir, run_cli, tmp_p
         assert [row["ci95_low"], row["ci95_high"]] == pytest.approx(w["ci95"], abs=1e-12)
     pandas = pytest.importorskip("pandas")
     assert isinstance(table, pandas.DataFrame)
+
+
+def test_benchmark_metric_removal_is_its_own_option(model_dir, run_cli, salient_bin, tmp_path):
+    """Issue #86: the faithfulness metrics' removal is --metric-removal (Python: removal=), apart
+    from the perturbation parameter --removal of occlusion, LIME and KernelSHAP; gradient methods
+    benchmarked with deletion no longer fail, and --removal given to them says where it belongs."""
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "label": l}) + "\n" for t, l in
+                            [("a charming and moving journey", 1), ("dull , bad and boring", 0),
+                             ("not good at all , really", 0)]))
+    base = ["benchmark", "--model", model_dir, "--data", str(data), "--methods", "ig,saliency", "--metrics",
+            "comprehensiveness", "--bootstrap", "20", "--steps", "8"]
+    run_cli(base + ["--out", str(tmp_path / "mask")])
+    run_cli(base + ["--metric-removal", "delete", "--out", str(tmp_path / "delete")])
+    mask = json.loads((tmp_path / "mask" / "summary.json").read_text())["methods"]
+    delete = json.loads((tmp_path / "delete" / "summary.json").read_text())["methods"]
+    assert mask["ig"]["comprehensiveness"]["mean"] != delete["ig"]["comprehensiveness"]["mean"]
+    table = salient.benchmark(model_dir, str(data), ["ig", "saliency"], ["comprehensiveness"], out=tmp_path / "py",
+                              bootstrap=20, removal="delete", method_params={"ig": {"steps": 8}})
+    rows = table.to_dict("records") if hasattr(table, "to_dict") else table
+    got = {r["method"]: r["mean"] for r in rows}
+    assert got["ig"] == pytest.approx(delete["ig"]["comprehensiveness"]["mean"], abs=1e-12)
+    r = subprocess.run([salient_bin, "--quiet", *base, "--removal", "delete", "--out", str(tmp_path / "bad")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "--metric-removal" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = subprocess.run([salient_bin, "--quiet", *base, "--metric-removal", "drop", "--out", str(tmp_path / "bad")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "--metric-removal" in r.stderr
 
 
 def test_benchmark_reads_long_inputs_as_windows_as_the_cli(model_dir, run_cli, tmp_path):
