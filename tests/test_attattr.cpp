@@ -480,3 +480,28 @@ TEST(AttAttr, PruningAccuraciesAreKeptOnceAndResume) {
   EXPECT_NE(error.find("model"), std::string::npos) << error;
   std::remove(file.c_str());
 }
+
+// Trigger insertion finds the segments by the tokenizer's own specials and framing: BERT's [CLS] A
+// [SEP] B [SEP] and XLM-R's (RoBERTa's) <s> A </s></s> B </s> (tests/data/sentencepiece's models).
+TEST(AttAttrTriggers, SegmentsFollowTheTokenizersFraming) {
+  for (const char* family : {"xlmr", "deberta"}) {
+    const Tokenizer tok = Tokenizer::from_dir(std::string(SALIENT_TEST_DATA) + "/sentencepiece/" + family);
+    const Encoding e = tok.encode("the movie is great", std::string("a pair"));
+    TriggerPattern p;
+    p.set_example(e, tok);
+    const int64_t first_sep = std::find(e.ids.begin(), e.ids.end(), tok.sep_id()) - e.ids.begin();
+    EXPECT_EQ(p.seg_pos, first_sep) << family;
+    const bool xlmr = std::string(family) == "xlmr";
+    EXPECT_EQ(p.b_start, first_sep + (xlmr ? 2 : 1)) << family;
+    EXPECT_EQ(e.type_ids[static_cast<size_t>(p.b_start)], xlmr ? 0 : 1) << family;  // B's first piece
+    EXPECT_FALSE(p.structural[static_cast<size_t>(p.b_start)]);
+    for (size_t i = 0; i < e.ids.size(); ++i)
+      EXPECT_EQ(p.structural[i], e.ids[i] == tok.cls_id() || e.ids[i] == tok.sep_id()) << family << " " << i;
+    // the top positions on specials are never inserted
+    p.pos1 = {0, first_sep};
+    p.pos2 = {1, p.b_start};
+    p.score1 = 1.0;
+    p.score2 = 0.5;
+    EXPECT_EQ(p.positions(), (std::vector<int64_t>{1, p.b_start})) << family;
+  }
+}

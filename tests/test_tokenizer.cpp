@@ -807,6 +807,20 @@ TEST(SentencePiece, SavedFilesReadBackAndOrdinaryIds) {
   }
 }
 
+TEST(SentencePiece, AddedTokensAreReadAndSavedWhateverFileHoldsThem) {
+  TempDir dir;
+  std::filesystem::copy_file(spm_dir("deberta") + "/spm.model", dir.file("spm.model"));
+  // transformers < 4.34 wrote added_tokens.json; later ones added_tokens_decoder
+  salient::write_file_atomic(dir.file("tokenizer_config.json"), R"({"tokenizer_class": "DebertaV2Tokenizer"})");
+  salient::write_file_atomic(dir.file("added_tokens.json"), R"({"[MASK]": 200, "<extra>": 201})");
+  const Tokenizer t = Tokenizer::from_dir(dir.path());
+  ASSERT_EQ(t.vocab_size(), 202u);
+  EXPECT_EQ(t.vocab()[201], "<extra>");
+  TempDir saved;
+  t.save(saved.path());
+  EXPECT_EQ(Tokenizer::from_dir(saved.path()).vocab(), t.vocab());
+}
+
 TEST(TokenizerErrors, SentencePieceFolders) {
   TempDir dir;
   salient::write_file_atomic(dir.file("spm.model"), "not a model");

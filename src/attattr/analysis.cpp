@@ -350,8 +350,17 @@ std::vector<int64_t> TriggerPattern::positions(bool use_both) const {
   pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
   std::vector<int64_t> clean;
   for (int64_t p : pos)
-    if (tokens[p] != "[CLS]" && tokens[p] != "[SEP]") clean.push_back(p);
+    if (!structural.at(static_cast<size_t>(p))) clean.push_back(p);
   return clean;
+}
+
+void TriggerPattern::set_example(const Encoding& e, const Tokenizer& tokenizer) {
+  tokens = e.tokens;
+  structural.assign(e.ids.size(), false);
+  for (size_t i = 0; i < e.ids.size(); ++i) structural[i] = tokenizer.is_structural(e.ids[i]);
+  seg_pos = std::find(e.ids.begin() + (e.ids.empty() ? 0 : 1), e.ids.end(), tokenizer.sep_id()) - e.ids.begin();
+  // A pair's second text starts after the framing's separators: one [SEP], or RoBERTa's </s></s>.
+  b_start = seg_pos + 1 + static_cast<int64_t>(tokenizer.special_tokens_count(true) - 3);
 }
 
 std::string TriggerPattern::label(bool use_both) const {
@@ -395,8 +404,7 @@ std::vector<TriggerPattern> mine_trigger_patterns(const Classifier& clf, const L
     p.score2 = best_head[k2].item<double>();
     p.pos1 = {k1 / L, k1 % L};
     p.pos2 = {k2 / L, k2 % L};
-    p.tokens = e.tokens;
-    p.seg_pos = std::find(e.tokens.begin(), e.tokens.end(), "[SEP]") - e.tokens.begin();
+    p.set_example(e, clf.tokenizer);
     p.target_label = r.target;
     p.gold_label = data.labels[i];
     patterns.push_back(std::move(p));
@@ -420,9 +428,11 @@ Encoding insert_pattern(const Classifier& clf, const TriggerPattern& pattern, co
     if (p < sep) {
       rel_a.push_back(sep > 1 ? double(p) / (sep - 1) : 0.0);
       add_a.push_back(pattern.tokens[p]);
-    } else if (p > sep) {
-      const int64_t len_b = n_tok - 2 - sep;
-      rel_b.push_back(len_b > 0 ? double(p - sep) / len_b : 0.0);
+    } else if (p >= pattern.b_start) {
+      // B's tokens are b_start … n_tok − 2 (its closing separator last), as the authors' p − sep over
+      // BERT's [SEP] B [SEP]
+      const int64_t len_b = n_tok - 1 - pattern.b_start;
+      rel_b.push_back(len_b > 0 ? double(p - pattern.b_start + 1) / len_b : 0.0);
       add_b.push_back(pattern.tokens[p]);
     }
   }

@@ -116,12 +116,17 @@ struct TriggerPattern {
   double score1 = 0, score2 = 0;
   std::vector<int64_t> pos1, pos2;  // (query, key) of the top-2 entries
   std::vector<std::string> tokens;  // of the mining example (with specials)
-  int64_t seg_pos = 0;              // index of the first [SEP]
+  std::vector<bool> structural;     // per token: the framing's [CLS]/[SEP] (<s>, </s>), never inserted
+  int64_t seg_pos = 0;              // index of the first [SEP] (</s>)
+  int64_t b_start = 0;              // first token of the second text (after RoBERTa's / XLM-R's </s></s>)
   int64_t target_label = 0, gold_label = 0;
   double score_sum() const { return score1 + score2; }
   // Token positions to insert (top-1 pair only when score2/score1 < 0.2 unless use_both), specials dropped.
   std::vector<int64_t> positions(bool use_both = false) const;
   std::string label(bool use_both = false) const;
+  // tokens, structural, seg_pos and b_start from the mining example's encoding, by the tokenizer's
+  // own special tokens and framing (BERT's [SEP], RoBERTa's and XLM-R's </s></s>).
+  void set_example(const Encoding& e, const Tokenizer& tokenizer);
 };
 // One pattern per example (predicted-class target, every layer, opts.m points), sorted by score sum
 // descending; patterns with score sum < min_score are dropped.

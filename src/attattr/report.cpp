@@ -228,8 +228,7 @@ std::vector<TriggerPattern> trigger_patterns_from_json(const Classifier& clf, co
     }
     if (p.example < 0 || p.example >= static_cast<int64_t>(mine.encodings.size()))
       fail("{}: example {} is not among the {} mined examples of '{}'", where, p.example, mine.encodings.size(), train);
-    p.tokens = mine.encodings[p.example].tokens;
-    p.seg_pos = std::find(p.tokens.begin(), p.tokens.end(), "[SEP]") - p.tokens.begin();
+    p.set_example(mine.encodings[p.example], clf.tokenizer);
     const int64_t n = static_cast<int64_t>(p.tokens.size());
     for (const auto& [pos, key] : {std::pair{&p.pos1, "top1"}, std::pair{&p.pos2, "top2"}}) {
       if (pos->size() != 2 || (*pos)[0] < 0 || (*pos)[0] >= n || (*pos)[1] < 0 || (*pos)[1] >= n)

@@ -192,7 +192,11 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   for (const auto& [canonical, shape] : weight_shapes(config)) {
     const std::string hf = hf_weight_name(canonical, config.family());
     auto it = by_name.find(hf);
-    if (it == by_name.end()) it = by_name.find(canonical);  // base-model files without the prefix
+    if (it == by_name.end()) {  // base-model files (BertModel, DebertaV2Model) without the family's prefix
+      const size_t dot = hf.find('.');
+      it = by_name.find(canonical);
+      if (it == by_name.end() && dot != std::string::npos) it = by_name.find(hf.substr(dot + 1));
+    }
     if (it == by_name.end()) {
       if (options.allow_new_head && is_head_weight(canonical)) {
         weights[canonical] = fresh.weights().at(canonical);

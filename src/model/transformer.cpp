@@ -468,7 +468,7 @@ torch::Tensor Transformer::relative_positions(int64_t length) const {
   // HF build_relative_position and make_log_bucket_position (modeling_deberta_v2.py), in the same
   // float operations: query i, key j → i − j, beyond ±bucket/2 on a log scale up to the span.
   const ModelConfig::Deberta& d = config_.deberta;
-  const torch::Tensor ids = torch::arange(length, torch::kLong);
+  const torch::Tensor ids = torch::arange(length, torch::TensorOptions(torch::kLong).device(device()));
   torch::Tensor rel = ids.unsqueeze(1) - ids.unsqueeze(0);  // [L, L]
   const int64_t buckets = d.position_buckets, max_position = d.max_relative_positions < 1
                                                                    ? config_.max_position_embeddings
@@ -479,7 +479,8 @@ torch::Tensor Transformer::relative_positions(int64_t length) const {
     const torch::Tensor abs_pos = torch::where((rel < mid) & (rel > -mid), torch::full_like(rel, mid - 1), torch::abs(rel));
     const torch::Tensor log_pos =
         torch::ceil(torch::log(abs_pos / static_cast<double>(mid)) /
-                    torch::log(torch::tensor(static_cast<float>(static_cast<double>(max_position - 1) / static_cast<double>(mid)))) *
+                    torch::log(torch::full({}, static_cast<double>(max_position - 1) / static_cast<double>(mid),
+                                           torch::TensorOptions(torch::kFloat32).device(device()))) *
                     static_cast<double>(mid - 1)) +
         static_cast<double>(mid);
     rel = torch::where(abs_pos <= mid, rel.to(log_pos.scalar_type()), log_pos * sign).to(torch::kLong);
@@ -496,7 +497,7 @@ torch::Tensor Transformer::disentangled_bias(int64_t layer, const QKV& qkv) cons
   if (rel_ln_w_.defined()) rel = torch::layer_norm(rel, {config_.hidden_size}, rel_ln_w_, rel_ln_b_, config_.layer_norm_eps);
   rel = dropout(rel, config_.hidden_dropout_prob);  // HF's pos_dropout
   auto heads = [&](const torch::Tensor& t) { return t.view({2 * span, H, D}).transpose(0, 1); };  // [H, 2S, D]
-  const torch::Tensor positions = relative_positions(L).to(qkv.q.device());
+  const torch::Tensor positions = relative_positions(L);  // on the model's device, as HF's
   const int64_t factor = 1 + (d.c2p ? 1 : 0) + (d.p2c ? 1 : 0);
   const double scale = std::sqrt(static_cast<double>(D * factor));
   const std::vector<int64_t> expanded = {qkv.q.size(0), H, L, L};

@@ -25,10 +25,11 @@ struct Shim {
   long (*encode)(const void*, const char*, size_t, void (*)(void*, int, const char*, size_t, uint32_t, uint32_t), void*);
 };
 
-#if defined(__SANITIZE_ADDRESS__)
+// Sanitizer runtimes (address, thread, memory) refuse RTLD_DEEPBIND in their dlopen interceptor.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
@@ -122,6 +123,7 @@ std::shared_ptr<const Model> Model::from_bytes(const std::string& serialized, co
     const char* p = shim().piece(m->handle_, i, &length);
     m->pieces_.emplace_back(p, length);
     if (m->pieces_.back() == kSpace) m->space_id_ = i;
+    if (m->unk_id_ < 0 && shim().is_unknown(m->handle_, i)) m->unk_id_ = i;
   }
   m->bytes_ = serialized;
   return m;
@@ -133,7 +135,7 @@ Model::~Model() {
 
 int Model::size() const { return static_cast<int>(pieces_.size()); }
 const std::string& Model::piece(int id) const { return pieces_.at(static_cast<size_t>(id)); }
-bool Model::is_unknown(int id) const { return shim().is_unknown(handle_, id) != 0; }
+bool Model::is_unknown(int id) const { return id >= 0 && id < size() && shim().is_unknown(handle_, id) != 0; }
 
 bool Model::vanishes(const std::string& input, size_t at, size_t len) const {
   size_t unused = 0;
@@ -241,7 +243,8 @@ void Model::encode(const std::string& input, size_t begin, size_t end, bool keep
   for (size_t at = tail; at < end && space_or_deleted(at, &last_space);) at += length;
   if (last_space == std::string::npos) return;
   text::char_at(input, last_space, &length);
-  out.push_back({space_id_ >= 0 ? space_id_ : 0, last_space, last_space + length, true});
+  // A model without the piece "▁" (made with other settings) gives the space its unknown piece.
+  out.push_back({space_id_ >= 0 ? space_id_ : std::max(unk_id_, 0), last_space, last_space + length, true});
 }
 
 }  // namespace salient::spm

@@ -52,6 +52,7 @@ class Model {
   bool vanishes(const std::string& input, size_t at, size_t len) const;  // the normalizer deletes it
   size_t composed_end(const std::string& input, size_t begin, size_t end) const;
   int space_id_ = -1;  // the piece "▁" alone
+  int unk_id_ = -1;    // the unknown piece
   void* handle_ = nullptr;  // the library's processor, through the shim (sentencepiece.cpp)
   std::vector<std::string> pieces_;
   std::string bytes_;

@@ -382,6 +382,12 @@ Tokenizer build(std::vector<std::string> vocab, TokenizerOptions options,
   }
 }
 
+// One of the five special tokens' text.
+bool is_special_name(const TokenizerOptions& o, const std::string& token) {
+  return token == o.cls_token || token == o.sep_token || token == o.pad_token || token == o.unk_token ||
+         token == o.mask_token;
+}
+
 // The special tokens that encoding cannot do without: a vocabulary lacking one is refused by name.
 void require_tokens(const Tokenizer& t, std::initializer_list<const std::string*> tokens) {
   for (const std::string* token : tokens)
@@ -681,6 +687,14 @@ Tokenizer sentencepiece_from_dir(const std::string& dir, const std::string& mode
         if (entry.value("rstrip", false)) opt.rstrip_tokens.push_back(content);
         if (entry.value("normalized", false)) opt.normalized_tokens.push_back(content);
         if (id >= own) added[id] = content;
+      }
+    } else if (file_exists(join_path(dir, "added_tokens.json"))) {  // what transformers < 4.34 wrote
+      const std::string added_path = join_path(dir, "added_tokens.json");
+      const json entries = parse_json_file(added_path);
+      if (!entries.is_object()) fail("{}: must be an object of token: id", added_path);
+      for (const auto& [token, id] : entries.items()) {
+        if (!id.is_number_integer()) fail("{}: the id of '{}' must be an integer", added_path, one_line(token));
+        if (id.get<int64_t>() >= own) added[id.get<int64_t>()] = token;
       }
     } else if (layout == SentencePieceLayout::DebertaV2 && model->size() > 0) {
       bool has_mask = false;
@@ -1093,7 +1107,8 @@ bool Tokenizer::is_structural(int64_t id) const {
 }
 
 bool Tokenizer::continues_word(const std::string& token) const {
-  if (model_ == TokenizerModel::SentencePiece) return token.compare(0, 3, spm::kSpace) != 0;
+  if (model_ == TokenizerModel::SentencePiece)  // special tokens in the text start words of their own
+    return token.compare(0, 3, spm::kSpace) != 0 && !is_special_name(options_, token);
   if (model_ == TokenizerModel::ByteLevelBpe) {
     const std::string bytes = byte_level::decode(token);
     return !bytes.empty() && !is_ascii_whitespace(bytes[0]);
@@ -1105,9 +1120,7 @@ bool Tokenizer::continues_word(const std::string& token) const {
 std::string Tokenizer::word_text(const std::string& token) const {
   if (model_ == TokenizerModel::SentencePiece) return continues_word(token) ? token : token.substr(3);
   if (model_ == TokenizerModel::ByteLevelBpe) {
-    if (token == options_.cls_token || token == options_.sep_token || token == options_.pad_token ||
-        token == options_.unk_token || token == options_.mask_token)
-      return token;
+    if (is_special_name(options_, token)) return token;
     const std::string bytes = byte_level::decode(token);
     const auto start = std::find_if_not(bytes.begin(), bytes.end(), is_ascii_whitespace);
     return start == bytes.end() ? bytes : std::string(start, bytes.end());
@@ -1135,12 +1148,18 @@ void Tokenizer::save(const std::string& dir) const {
     cfg = {{"tokenizer_class", xlmr ? "XLMRobertaTokenizer" : "DebertaV2Tokenizer"}};
     if (!xlmr) cfg.update({{"do_lower_case", false}, {"split_by_punct", false}});
     json decoder = json::object();
+    auto add = [&](const std::string& t, bool special) {
+      decoder[std::to_string(token_to_id(t))] = {{"content", t}, {"lstrip", listed(o.lstrip_tokens, t)},
+                                                 {"rstrip", listed(o.rstrip_tokens, t)},
+                                                 {"normalized", listed(o.normalized_tokens, t)},
+                                                 {"single_word", false}, {"special", special}};
+    };
     for (const std::string* t : {&o.cls_token, &o.pad_token, &o.sep_token, &o.unk_token, &o.mask_token})
-      if (has_token(*t))
-        decoder[std::to_string(token_to_id(*t))] = {{"content", *t}, {"lstrip", listed(o.lstrip_tokens, *t)},
-                                                    {"rstrip", listed(o.rstrip_tokens, *t)},
-                                                    {"normalized", listed(o.normalized_tokens, *t)},
-                                                    {"single_word", false}, {"special", true}};
+      if (has_token(*t)) add(*t, true);
+    // every token after the layout's own (the model's pieces; XLM-R's fairseq four and <mask>)
+    const size_t own = static_cast<size_t>(xlmr ? spm_->size() + 2 : spm_->size());
+    for (size_t i = own; i < vocab_.size(); ++i)
+      if (!decoder.contains(std::to_string(i))) add(vocab_[i], false);
     cfg["added_tokens_decoder"] = std::move(decoder);
   } else {
     special["bos_token"] = o.cls_token;

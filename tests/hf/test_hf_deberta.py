@@ -90,6 +90,24 @@ def test_every_layer_and_attention_map_matches_hf(deberta):
     assert np.abs(one["hidden_states"][-1][0, :n] - sal["hidden_states"][-1][0, :n]).max() < 1e-5
 
 
+def test_a_base_encoder_without_the_prefix_loads(deberta, tmp_path):
+    """DebertaV2Model.save_pretrained names its weights without "deberta." and with HF's query_proj:
+    salient reads it as a base encoder with HF's hidden states."""
+    name, out, tok, hf = deberta
+    if name != "v2":
+        pytest.skip("one configuration is enough")
+    base = tmp_path / "base"
+    hf.deberta.save_pretrained(base, safe_serialization=True)
+    tok.save_pretrained(base)
+    m = salient.load(base)
+    assert not m.has_task_head
+    sal = m.forward(real_texts()[:4])
+    ref = hf.deberta(input_ids=torch.from_numpy(sal["input_ids"]), attention_mask=torch.from_numpy(sal["attention_mask"]),
+                     token_type_ids=torch.from_numpy(sal["token_type_ids"]), output_hidden_states=True)
+    mask = sal["attention_mask"].astype(bool)
+    assert np.abs(sal["hidden_states"][-1] - ref.hidden_states[-1].numpy())[mask].max() < 1e-4
+
+
 def test_logits_from_text_and_pairs_match_hf(deberta):
     name, out, tok, hf = deberta
     texts = real_texts()[:20] + MULTILINGUAL + [real_texts()[1176]]
