@@ -7,8 +7,10 @@ attention keys, LayerNorm on the relative embeddings, no absolute positions, no 
 (separate pos_key_proj / pos_query_proj, absolute positions added to the input, token types, no
 buckets) and c2p alone. Checked: every layer's hidden states and attention maps on a padded batch
 with a pair, logits from text (singles and pairs), HF reading a checkpoint salient fine-tuned, IG
-against Captum's LayerIntegratedGradients on HF's model, and every registered explainer running (or
-refusing in one line). Runs in .venv-ref (tests/hf/run.sh)."""
+against Captum on HF's model, every registered explainer running (or refusing in one line), a base
+checkpoint without the prefix, and `salient serve` answering for it. Runs in .venv-ref (tests/hf/run.sh)."""
+
+import json
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ import torch
 transformers = pytest.importorskip("transformers")  # run.sh skips first, with the reason, when absent
 pytest.importorskip("sentencepiece")
 import salient  # noqa: E402
-from conftest import MULTILINGUAL, fine_tune_briefly, hf_logits, real_texts, train_spm  # noqa: E402
+from conftest import MULTILINGUAL, SALIENT_BIN, fine_tune_briefly, hf_logits, real_texts, train_spm  # noqa: E402
 
 torch.set_grad_enabled(False)
 
@@ -184,3 +186,35 @@ def test_every_explainer_runs_or_says_why(deberta):
             refused.append(method.name)
     # the LRP family alone (its rules follow BERT's modules), each in one line that says why
     assert set(refused) == {"lrp_partial", "lrp_full", "transformer_attribution", "mgae"}, refused
+
+
+def test_salient_serve_explains_a_deberta_model(deberta):
+    """`salient serve` on loopback (a free port, one request each): /api/models names the family,
+    /api/explain answers IG, rollout and LIME with the Python package's scores."""
+    import re
+    import signal
+    import subprocess
+    import urllib.request
+
+    name, out, _, _ = deberta
+    if name != "v3":
+        pytest.skip("one configuration is enough")
+    p = subprocess.Popen([SALIENT_BIN, "--quiet", "serve", "--model", str(out), "--host", "127.0.0.1", "--port", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"http://[0-9.]+:\d+/", p.stdout.readline()).group(0)
+        with urllib.request.urlopen(url + "api/models", timeout=60) as r:
+            assert json.load(r)["models"][0]["model_type"] == "deberta-v2"
+        body = {"text": "a charming and moving journey", "methods": ["ig", "rollout", "lime"]}
+        req = urllib.request.Request(url + "api/explain", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            got = {e["method"]: e for e in json.load(r)["explanations"]}
+        m = salient.load(out)
+        for method in ("ig", "rollout"):
+            want = salient.explain(m, ["a charming and moving journey"], method=method)[0]
+            assert np.abs(np.asarray(got[method]["token_scores"]) - np.asarray(want.scores)).max() < 1e-6, method
+        assert len(got["lime"]["token_scores"]) == len(got["ig"]["token_scores"])
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
