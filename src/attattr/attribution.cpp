@@ -91,7 +91,14 @@ double bytes_per_point(const Transformer& model, int64_t layer, int64_t length) 
   const double L = length, Hd = c.hidden_size, I = c.intermediate_size, H = c.num_attention_heads;
   // Saved activations per layer (linear inputs, LayerNorm/GELU inputs, context, probabilities and
   // scores) with some slack; measured peak is below this for BERT-base shapes.
-  const double per_layer = L * (12 * Hd + 4 * I) + 4 * H * L * L;
+  double per_layer = L * (12 * Hd + 4 * I) + 4 * H * L * L;
+  if (c.is_deberta() && c.deberta.relative_attention) {
+    // DeBERTa's disentangled terms: per term a [H, L, 2S] product and an [H, L, L] gather, the
+    // bias they add up to, and the projected relative table [2S, Hd].
+    const double S = static_cast<double>(c.deberta.span(c.max_position_embeddings)),
+                 terms = (c.deberta.c2p ? 1 : 0) + (c.deberta.p2c ? 1 : 0);
+    per_layer += terms * (H * L * 2 * S + H * L * L + 2 * S * Hd) + H * L * L;
+  }
   return per_layer * double(c.num_hidden_layers - layer) * torch::elementSize(model.dtype());
 }
 
