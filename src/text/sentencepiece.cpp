@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <mutex>
 
 #include "spm_shim.h"  // kSpmShim: the shim's shared object (src/text/sentencepiece_shim), embedded by CMake
@@ -38,6 +39,45 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
+bool write_all(int fd, const unsigned char* data, size_t size) {
+  size_t written = 0;
+  while (written < size) {
+    const ssize_t n = write(fd, data + written, size - written);
+    if (n <= 0) return false;
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// dlopen of the embedded shim's bytes: from an anonymous in-memory file, or, where that cannot be
+// executed (vm.memfd_noexec, some SELinux policies), from a temporary file removed once loaded.
+void* load_embedded_shim(int flags, std::string* error) {
+  std::string why = "cannot make an in-memory file";
+  const int fd = memfd_create("salient-sentencepiece", MFD_CLOEXEC);
+  if (fd >= 0) {
+    void* handle = write_all(fd, kSpmShim, kSpmShim_size) ? dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), flags)
+                                                         : nullptr;
+    close(fd);
+    if (handle) return handle;
+    const char* e = dlerror();
+    why = e ? e : "write failed";
+  }
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/salient-sentencepiece-XXXXXX";
+  const int tmp = mkstemp(path.data());
+  if (tmp >= 0) {
+    const bool ok = write_all(tmp, kSpmShim, kSpmShim_size);
+    close(tmp);
+    void* handle = ok ? dlopen(path.c_str(), flags) : nullptr;
+    unlink(path.c_str());
+    if (handle) return handle;
+    const char* e = ok ? dlerror() : nullptr;
+    why += fmt::format("; from a temporary file: {}", e ? e : "it could not be written");
+  }
+  *error = fmt::format("SentencePiece: cannot load its library ({}; Debian's libsentencepiece0 is needed)", why);
+  return nullptr;
+}
+
 // Loads the embedded shim once, from an anonymous in-memory file, in a symbol scope of its own
 // (RTLD_LOCAL) whose lookups start there (RTLD_DEEPBIND): libsentencepiece's protobuf then never
 // meets LibTorch's. The sanitizers' runtime refuses RTLD_DEEPBIND; there the shim loads without it,
@@ -55,25 +95,8 @@ const Shim& shim() {
       error = "SentencePiece tokenizers cannot be loaded beside LibTorch's protobuf in a sanitized build";
       return;
     }
-    const int fd = memfd_create("salient-sentencepiece", MFD_CLOEXEC);
-    if (fd < 0) {
-      error = "SentencePiece: cannot make an in-memory file for its library";
-      return;
-    }
-    size_t written = 0;
-    while (written < kSpmShim_size) {
-      const ssize_t n = write(fd, kSpmShim + written, kSpmShim_size - written);
-      if (n <= 0) break;
-      written += static_cast<size_t>(n);
-    }
-    void* handle = written == kSpmShim_size ? dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), flags) : nullptr;
-    close(fd);
-    if (!handle) {
-      const char* why = dlerror();
-      error = fmt::format("SentencePiece: cannot load its library ({}; Debian's libsentencepiece0 is needed)",
-                          why ? why : "write failed");
-      return;
-    }
+    void* handle = load_embedded_shim(flags, &error);
+    if (!handle) return;
     auto get = [&](const char* name) { return dlsym(handle, name); };
     s.load = reinterpret_cast<decltype(s.load)>(get("salient_spm_load"));
     s.free = reinterpret_cast<decltype(s.free)>(get("salient_spm_free"));
