@@ -16,6 +16,11 @@ namespace {
 
 std::string layer_prefix(int64_t i) { return "encoder.layer." + std::to_string(i) + "."; }
 
+// DisentangledSelfAttention divides every term by √(D · (1 + the number of position terms)).
+double deberta_scale(const ModelConfig& c) {
+  return std::sqrt(static_cast<double>(c.head_dim() * (1 + (c.deberta.c2p ? 1 : 0) + (c.deberta.p2c ? 1 : 0))));
+}
+
 }  // namespace
 
 std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) {
@@ -498,8 +503,7 @@ torch::Tensor Transformer::disentangled_bias(int64_t layer, const QKV& qkv) cons
   rel = dropout(rel, config_.hidden_dropout_prob);  // HF's pos_dropout
   auto heads = [&](const torch::Tensor& t) { return t.view({2 * span, H, D}).transpose(0, 1); };  // [H, 2S, D]
   const torch::Tensor positions = relative_positions(L);  // on the model's device, as HF's
-  const int64_t factor = 1 + (d.c2p ? 1 : 0) + (d.p2c ? 1 : 0);
-  const double scale = std::sqrt(static_cast<double>(D * factor));
+  const double scale = deberta_scale(config_);
   const std::vector<int64_t> expanded = {qkv.q.size(0), H, L, L};
   torch::Tensor bias;
   if (d.c2p) {  // content → position: q_i · k_pos(δ(i, j))
@@ -524,10 +528,8 @@ torch::Tensor Transformer::attention_scores(int64_t layer, const QKV& qkv, const
     const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
     return batched_matmul(qkv.q, qkv.k.transpose(-1, -2)) * scale + ext_mask;
   }
-  // DisentangledSelfAttention: every term divided by √(D · (1 + number of position terms)).
   const ModelConfig::Deberta& d = config_.deberta;
-  const int64_t factor = 1 + (d.c2p ? 1 : 0) + (d.p2c ? 1 : 0);
-  torch::Tensor scores = batched_matmul(qkv.q, qkv.k.transpose(-1, -2) / std::sqrt(static_cast<double>(config_.head_dim() * factor)));
+  torch::Tensor scores = batched_matmul(qkv.q, qkv.k.transpose(-1, -2) / deberta_scale(config_));
   if (d.relative_attention && (d.c2p || d.p2c)) scores = scores + disentangled_bias(layer, qkv);
   return scores + ext_mask;
 }
