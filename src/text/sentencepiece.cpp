@@ -26,19 +26,6 @@ struct Shim {
   long (*encode)(const void*, const char*, size_t, void (*)(void*, int, const char*, size_t, uint32_t, uint32_t), void*);
 };
 
-// Sanitizer runtimes (address, thread, memory) refuse RTLD_DEEPBIND in their dlopen interceptor.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 bool write_all(int fd, const unsigned char* data, size_t size) {
   size_t written = 0;
   while (written < size) {
@@ -49,13 +36,16 @@ bool write_all(int fd, const unsigned char* data, size_t size) {
   return true;
 }
 
-// dlopen of the embedded shim's bytes: from an anonymous in-memory file, or, where that cannot be
-// executed (vm.memfd_noexec, some SELinux policies), from a temporary file removed once loaded.
-void* load_embedded_shim(int flags, std::string* error) {
+// Opens the embedded shim's bytes in a new link namespace: from an anonymous in-memory file, or,
+// where that cannot be executed (vm.memfd_noexec, some SELinux policies), from a temporary file
+// removed once loaded.
+void* open_in_new_namespace(const std::string& path) { return dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL); }
+
+void* load_embedded_shim(std::string* error) {
   std::string why = "cannot make an in-memory file";
   const int fd = memfd_create("salient-sentencepiece", MFD_CLOEXEC);
   if (fd >= 0) {
-    void* handle = write_all(fd, kSpmShim, kSpmShim_size) ? dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), flags)
+    void* handle = write_all(fd, kSpmShim, kSpmShim_size) ? open_in_new_namespace(fmt::format("/proc/self/fd/{}", fd))
                                                          : nullptr;
     close(fd);
     if (handle) return handle;
@@ -68,7 +58,7 @@ void* load_embedded_shim(int flags, std::string* error) {
   if (tmp >= 0) {
     const bool ok = write_all(tmp, kSpmShim, kSpmShim_size);
     close(tmp);
-    void* handle = ok ? dlopen(path.c_str(), flags) : nullptr;
+    void* handle = ok ? open_in_new_namespace(path) : nullptr;
     unlink(path.c_str());
     if (handle) return handle;
     const char* e = ok ? dlerror() : nullptr;
@@ -78,24 +68,17 @@ void* load_embedded_shim(int flags, std::string* error) {
   return nullptr;
 }
 
-// Loads the embedded shim once, from an anonymous in-memory file, in a symbol scope of its own
-// (RTLD_LOCAL) whose lookups start there (RTLD_DEEPBIND): libsentencepiece's protobuf then never
-// meets LibTorch's. The sanitizers' runtime refuses RTLD_DEEPBIND; there the shim loads without it,
-// which is safe only where no libprotobuf is loaded (the core tests, which have no LibTorch).
+// Loads the embedded shim once, into a link namespace of its own (dlmopen): libsentencepiece and its
+// protobuf, libstdc++ and libc there never meet LibTorch's libprotobuf nor a sanitizer's runtime
+// (RTLD_DEEPBIND isolates less: the sanitizers refuse it, and a program's copy relocations of
+// libstdc++'s data still reach the shim). Nothing allocated on one side is freed on the other: the shim owns its
+// models and the caller copies every string out.
 const Shim& shim() {
   static Shim s;
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
-    int flags = RTLD_NOW | RTLD_LOCAL;
-    if (!kSanitized) {
-      flags |= RTLD_DEEPBIND;
-    } else if (void* protobuf = dlopen("libprotobuf.so.32", RTLD_NOW | RTLD_NOLOAD)) {
-      dlclose(protobuf);
-      error = "SentencePiece tokenizers cannot be loaded beside LibTorch's protobuf in a sanitized build";
-      return;
-    }
-    void* handle = load_embedded_shim(flags, &error);
+    void* handle = load_embedded_shim(&error);
     if (!handle) return;
     auto get = [&](const char* name) { return dlsym(handle, name); };
     s.load = reinterpret_cast<decltype(s.load)>(get("salient_spm_load"));

@@ -1,8 +1,9 @@
 // A C interface to Debian's libsentencepiece, built as its own shared object and loaded in private
 // (src/text/sentencepiece.cpp). libsentencepiece carries its own copy of protobuf-lite and exports
 // its symbols; Debian's LibTorch loads libprotobuf.so.32, and in one symbol scope the two copies
-// bind to each other's functions (a crash while the libraries initialise). Loaded RTLD_LOCAL with
-// RTLD_DEEPBIND, this object and libsentencepiece resolve their symbols among themselves first.
+// bind to each other's functions (a crash while the libraries initialise). Loaded into a link
+// namespace of its own (dlmopen), this object and libsentencepiece see only each other and their own
+// C and C++ runtimes.
 #include <sentencepiece_processor.h>
 
 #include <cstddef>
