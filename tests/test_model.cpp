@@ -264,8 +264,11 @@ TEST(Transformer, SecondOrderGradientsMatchFiniteDifferences) {
   EXPECT_NEAR(an, fd, 1e-6 * std::max(1.0, std::abs(fd)));
 }
 
+// Every text row of the family table (model/family.cpp): a new row is tested here without a change.
 TEST(Checkpoint, SaveLoadRoundTripForEveryFamily) {
-  for (std::string type : {"bert", "roberta", "electra", "distilbert"}) {
+  for (const ModelFamily& family : model_families()) {
+    if (family.input != ModelFamily::Input::Text) continue;
+    const std::string type = family.model_type;
     nlohmann::json cfg = {{"model_type", type}, {"vocab_size", 50}, {"max_position_embeddings", 40},
                           {"id2label", {{"0", "no"}, {"1", "yes"}, {"2", "maybe"}}}};
     if (type == "distilbert") {
@@ -275,14 +278,18 @@ TEST(Checkpoint, SaveLoadRoundTripForEveryFamily) {
                   {"intermediate_size", 24}, {"hidden_act", "gelu"}, {"type_vocab_size", type == "roberta" ? 1 : 2}});
       if (type == "electra") cfg["embedding_size"] = 8;
       if (type == "roberta") cfg["pad_token_id"] = 1;
+      if (type == "deberta-v2")
+        cfg.update({{"relative_attention", true}, {"pos_att_type", "p2c|c2p"}, {"position_buckets", 8},
+                    {"max_relative_positions", 16}, {"embedding_size", 8}, {"pooler_hidden_size", 12}});
     }
     ModelConfig config = ModelConfig::from_json(cfg, type + "/config.json");
+    EXPECT_EQ(ModelConfig::from_json(config.to_json(), "saved").to_json(), config.to_json()) << type;
     Transformer model(config, 42);
     std::string dir = temp_dir("rt_" + type);
     save_model(model, dir);
     SafetensorsFile st = read_safetensors(join_path(dir, "model.safetensors"));
     for (const auto& name : model.expected_weight_names())
-      EXPECT_TRUE(st.tensors.count(hf_weight_name(name, type))) << type << ": " << name;
+      EXPECT_TRUE(st.tensors.count(find_model_family(type)->hf_weight_name(name))) << type << ": " << name;
     LoadReport report;
     Transformer loaded = load_model(dir, {}, &report);
     EXPECT_TRUE(report.missing.empty());
@@ -297,12 +304,12 @@ TEST(Checkpoint, SaveLoadRoundTripForEveryFamily) {
     EXPECT_LT((half.logits(ids).cpu() - model.logits(ids)).abs().max().item<float>(), 0.05) << type;
     std::system(("rm -rf " + dir).c_str());
   }
-  EXPECT_EQ(hf_weight_name("encoder.layer.3.attention.self.query.weight", "distilbert"),
+  EXPECT_EQ(find_model_family("distilbert")->hf_weight_name("encoder.layer.3.attention.self.query.weight"),
             "distilbert.transformer.layer.3.attention.q_lin.weight");
-  EXPECT_EQ(hf_weight_name("encoder.layer.0.output.LayerNorm.bias", "distilbert"),
+  EXPECT_EQ(find_model_family("distilbert")->hf_weight_name("encoder.layer.0.output.LayerNorm.bias"),
             "distilbert.transformer.layer.0.output_layer_norm.bias");
-  EXPECT_EQ(hf_weight_name("pooler.dense.weight", "bert"), "bert.pooler.dense.weight");
-  EXPECT_EQ(hf_weight_name("classifier.out_proj.bias", "roberta"), "classifier.out_proj.bias");
+  EXPECT_EQ(find_model_family("bert")->hf_weight_name("pooler.dense.weight"), "bert.pooler.dense.weight");
+  EXPECT_EQ(find_model_family("roberta")->hf_weight_name("classifier.out_proj.bias"), "classifier.out_proj.bias");
 }
 
 TEST(Checkpoint, BadModelDirectoriesGiveOneLineErrors) {

@@ -219,7 +219,7 @@ TEST(Pretrain, TinyRunLowersHeldoutLossResumesExactlyAndSavesBertForMaskedLm) {
   // the decoder weight is the word embedding and not stored twice.
   std::set<std::string> want;
   for (const auto& name : ma.model.expected_weight_names())
-    if (!is_head_weight(name)) want.insert(hf_weight_name(name, "bert"));
+    if (!is_head_weight(name)) want.insert(find_model_family("bert")->hf_weight_name(name));
   for (const char* n : {"cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
                         "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias",
                         "cls.predictions.bias"})

@@ -780,7 +780,7 @@ TEST(Config, DebertaFieldsAreReadAndWrittenBackUnchanged) {
                   {"share_att_key", true}, {"norm_rel_ebd", "layer_norm"}, {"position_biased_input", false},
                   {"pooler_hidden_act", "gelu"}, {"cls_dropout", 0.2}};
   const ModelConfig c = ModelConfig::from_json(j, "config.json");
-  EXPECT_EQ(c.family(), "deberta");
+  EXPECT_EQ(c.family().architecture, "deberta");
   EXPECT_TRUE(c.deberta.relative_attention && c.deberta.c2p && c.deberta.p2c && c.deberta.share_att_key &&
               c.deberta.norm_rel_ebd && !c.deberta.position_biased_input);
   EXPECT_EQ(c.deberta.span(c.max_position_embeddings), 256);
@@ -805,7 +805,7 @@ TEST(Config, DebertaFieldsAreReadAndWrittenBackUnchanged) {
   // XLM-RoBERTa is RoBERTa's architecture: positions after the padding index, its weights' prefix
   const ModelConfig x = ModelConfig::from_json({{"architectures", {"XLMRobertaForSequenceClassification"}}}, "config.json");
   EXPECT_EQ(x.model_type, "xlm-roberta");
-  EXPECT_EQ(x.family(), "roberta");
+  EXPECT_EQ(x.family().architecture, "roberta");
   EXPECT_EQ(x.position_offset, 2);
 }
 

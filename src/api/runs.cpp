@@ -257,7 +257,7 @@ nlohmann::json runtime_info(const std::string& model_dir) {
       int64_t head = 0;
       for (const auto& [name, t] : m.weights())
         for (const auto& hf : report.initialised)
-          if (hf_weight_name(name, c.family()) == hf) head += t.numel();
+          if (c.family().hf_weight_name(name) == hf) head += t.numel();
       j["model"]["parameters"] = m.parameter_count() - head;
       j["model"]["labels"] = nlohmann::json::array();
     }
@@ -394,7 +394,12 @@ std::string method_list() {
     const std::string output =
         e->uses_model_output() ? "; explains the target " + model_output_name(e->default_output()) : "";
     // LRP's rules follow BERT's modules (its pooler and classifier, its attention): other families refuse them.
-    const std::string models = info.family == "lrp" ? "; BERT models only (DeBERTa's disentangled attention has no rule)" : "";
+    std::string models;
+    if (info.family == "lrp") {
+      models = "; BERT models only";
+      for (const ModelFamily& f : model_families())
+        if (!f.lrp_refusal.empty()) models += " (" + f.lrp_refusal + ")";
+    }
     out << info.name << "  [" << info.family << output << models << "]\n  " << info.summary << "\n";
     for (const auto& p : info.params) out << "    " << p.describe() << "\n";
   }

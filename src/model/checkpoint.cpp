@@ -14,24 +14,6 @@ namespace salient {
 
 namespace {
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-
-bool replace_once(std::string& s, const std::string& from, const std::string& to) {
-  auto pos = s.find(from);
-  if (pos == std::string::npos) return false;
-  s.replace(pos, from.size(), to);
-  return true;
-}
-
-// Canonical (BERT) module names inside one layer and their DistilBERT counterparts.
-const std::vector<std::pair<std::string, std::string>> kDistilLayerNames = {
-    {"attention.self.query.", "attention.q_lin."},       {"attention.self.key.", "attention.k_lin."},
-    {"attention.self.value.", "attention.v_lin."},       {"attention.output.dense.", "attention.out_lin."},
-    {"attention.output.LayerNorm.", "sa_layer_norm."},   {"intermediate.dense.", "ffn.lin1."},
-    {"output.dense.", "ffn.lin2."},                      {"output.LayerNorm.", "output_layer_norm."},
-};
-
-
 std::string join_names(const std::vector<std::string>& names, size_t max = 5) {
   std::string s;
   for (size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
@@ -40,11 +22,6 @@ std::string join_names(const std::vector<std::string>& names, size_t max = 5) {
 }
 
 }  // namespace
-
-bool is_head_weight(const std::string& canonical) {
-  return starts_with(canonical, "classifier.") || starts_with(canonical, "pooler.") ||
-         starts_with(canonical, "pre_classifier.") || starts_with(canonical, "scalar_mix.");
-}
 
 torch::Tensor tensor_from_data(const TensorData& t, const std::string& name, const std::string& path) {
   std::vector<int64_t> shape = t.shape;
@@ -112,32 +89,6 @@ void save_tensors(const std::string& path, const std::map<std::string, torch::Te
   write_safetensors(path, file);
 }
 
-std::string hf_weight_name(const std::string& canonical, const std::string& type) {
-  // DeBERTa's ContextPooler sits beside the encoder (pooler.dense), BERT's inside it (bert.pooler).
-  if (is_head_weight(canonical) && (!starts_with(canonical, "pooler.") || type == "deberta")) return canonical;
-  if (type == "deberta") {  // DisentangledSelfAttention's query_proj, key_proj, value_proj
-    std::string n = canonical;
-    for (const char* m : {"query", "key", "value"})
-      if (replace_once(n, fmt::format(".attention.self.{}.", m), fmt::format(".attention.self.{}_proj.", m))) break;
-    return "deberta." + n;
-  }
-  if (type == "distilbert") {
-    std::string n = canonical;
-    if (starts_with(n, "encoder.layer.")) {
-      n.replace(0, std::strlen("encoder.layer."), "transformer.layer.");
-      for (const auto& [from, to] : kDistilLayerNames)
-        if (replace_once(n, from, to)) break;
-    }
-    return "distilbert." + n;
-  }
-  if (type == "vit") {  // ViTForImageClassification: ViTSelfAttention sits at attention.attention
-    std::string n = canonical;
-    replace_once(n, ".attention.self.", ".attention.attention.");
-    return "vit." + n;
-  }
-  return type + "." + canonical;  // bert., roberta., electra.
-}
-
 void warn_unused_weights(const std::string& weights_path, const LoadReport& report) {
   if (!report.unexpected.empty())
     std::cerr << fmt::format("salient: warning: {}: {} unused weight(s): {}\n", weights_path,
@@ -190,7 +141,7 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
   std::set<std::string> used;
   bool missing_body = false;  // only head weights missing: a base encoder
   for (const auto& [canonical, shape] : weight_shapes(config)) {
-    const std::string hf = hf_weight_name(canonical, config.family());
+    const std::string hf = config.family().hf_weight_name(canonical);
     auto it = by_name.find(hf);
     if (it == by_name.end()) {  // base-model files (BertModel, DebertaV2Model) without the family's prefix
       const size_t dot = hf.find('.');
@@ -245,7 +196,7 @@ void save_model(const Transformer& model, const std::string& dir, DType dtype) {
   SafetensorsFile file;
   file.metadata["format"] = "pt";
   for (const auto& [name, tensor] : model.weights())
-    file.tensors[hf_weight_name(name, model.config().family())] = tensor_to_data(tensor, dtype);
+    file.tensors[model.config().family().hf_weight_name(name)] = tensor_to_data(tensor, dtype);
   write_safetensors(join_path(dir, "model.safetensors"), file);
   write_file_atomic(join_path(dir, "config.json"), model.config().to_json().dump(2) + "\n");
 }

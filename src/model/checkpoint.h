@@ -19,13 +19,6 @@ struct LoadReport {
   std::vector<std::string> initialised;  // missing head weights that were randomly initialised
 };
 
-// The sequence-classification head's weights (pooler, pre_classifier, classifier, scalar mix): what a checkpoint
-// of another head (a base model, BertForMaskedLM) lacks and fine-tuning initialises.
-bool is_head_weight(const std::string& canonical);
-// HF parameter name for a canonical one (see transformer.h), e.g.
-// ("encoder.layer.0.attention.self.query.weight", "distilbert") →
-// "distilbert.transformer.layer.0.attention.q_lin.weight".
-std::string hf_weight_name(const std::string& canonical, const std::string& family);  // ModelConfig::family()
 
 // A model directory's configuration alone (one-line errors name the directory), e.g. to check a
 // layout before loading weights.

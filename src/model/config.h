@@ -1,13 +1,14 @@
 #pragma once
 // Model configuration read from (and written to) a Hugging Face config.json. One canonical set of
-// fields covers BERT, RoBERTa, ELECTRA, DistilBERT and the vision transformer (ViT); `model_type`
-// records the family so the checkpoint loader can map parameter names, the input embeddings and
-// the head layout.
+// fields (BertConfig's names) covers every family salient reads; `model_type` names the family,
+// whose row (model/family.h) says how its file, weights, embeddings and head differ.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 #include <nlohmann/json.hpp>
+
+#include "model/family.h"
 
 namespace salient {
 
@@ -72,12 +73,12 @@ struct ModelConfig {
   nlohmann::json extra;  // unknown fields, written back unchanged
 
   // Images in, patch embeddings, pre-LayerNorm blocks (HF ViTLayer), a final LayerNorm.
-  bool is_vision() const { return model_type == "vit"; }
-  bool is_deberta() const { return model_type == "deberta-v2"; }
-  // The architecture model_type computes with (config.cpp's family table): "roberta" for
-  // xlm-roberta, otherwise model_type itself. Code that depends on the layers, embeddings, head or
-  // weight names asks this, not model_type.
-  std::string family() const;
+  bool is_vision() const { return family().input == ModelFamily::Input::Image; }
+  // Relative-position terms in the attention (DeBERTa), read into `deberta`.
+  bool is_deberta() const { return family().attention == ModelFamily::Attention::Disentangled; }
+  // The row of model_type in the family table (model/family.h); throws when salient does not read it.
+  // Code that depends on the layers, embeddings, head or weight names asks this, not model_type.
+  const ModelFamily& family() const;
   bool pre_layer_norm() const { return is_vision(); }
   bool pools_every_layer() const { return pooling != "first_token"; }
   static bool is_supported_pooling(const std::string& name) {

@@ -24,8 +24,13 @@ TextEmbeddings::TextEmbeddings(const ModelConfig& config, const WeightLookup& we
   w_.token_type = optional("embeddings.token_type_embeddings.weight");
   w_.ln_w = weight("embeddings.LayerNorm.weight");
   w_.ln_b = weight("embeddings.LayerNorm.bias");
-  w_.project_w = optional(config.is_deberta() ? "embeddings.embed_proj.weight" : "embeddings_project.weight");
-  w_.project_b = optional("embeddings_project.bias");  // DeBERTa's embed_proj has no bias
+  using P = ModelFamily::Projection;
+  const P projection = config.family().projection;
+  if (projection == P::BeforeNorm) w_.project_w = optional("embeddings.embed_proj.weight");  // no bias
+  if (projection == P::AfterNorm) {
+    w_.project_w = optional("embeddings_project.weight");
+    w_.project_b = optional("embeddings_project.bias");
+  }
 }
 
 torch::Tensor TextEmbeddings::words(const torch::Tensor& input_ids) const {
@@ -44,7 +49,7 @@ torch::Tensor TextEmbeddings::offsets(const torch::Tensor& token_type_ids, const
     return x;
   }
   torch::Tensor positions;
-  if (config_.family() == "roberta") {
+  if (config_.family().positions_after_padding) {
     // RoBERTa numbers real tokens from pad_token_id + 1; padding gets pad_token_id.
     torch::Tensor m = attention_mask.defined() ? attention_mask.to(long_opts) : torch::ones({B, L}, long_opts);
     positions = torch::cumsum(m, 1) * m + config_.pad_token_id;
@@ -65,7 +70,7 @@ torch::Tensor TextEmbeddings::forward(const torch::Tensor& input_ids, const torc
                                       bool training) const {
   torch::Tensor x = inputs_embeds.defined() ? inputs_embeds : words(input_ids);
   x = x + offsets(token_type_ids, attention_mask, x.size(0), x.size(1));
-  if (config_.is_deberta()) {
+  if (config_.family().projection == ModelFamily::Projection::BeforeNorm) {
     // DebertaV2Embeddings: the projection before the LayerNorm, then the padding zeroed.
     if (w_.project_w.defined()) x = torch::linear(x, w_.project_w);
     x = torch::layer_norm(x, {config_.hidden_size}, w_.ln_w, w_.ln_b, config_.layer_norm_eps);

@@ -9,10 +9,8 @@ torch::Tensor head_dropout(const torch::Tensor& x, double p, bool training) {
   return (training && p > 0) ? torch::dropout(x, p, true) : x;
 }
 
-// Every family's head is a two-layer map of the first token: dense, activation, dropout, output
-// layer. RoBERTa and ELECTRA also apply dropout before the dense layer (their ClassificationHead),
-// DeBERTa its pooler's own (ContextPooler); BERT's dense layer is its pooler (tanh), DistilBERT's
-// its pre_classifier (ReLU), DeBERTa's its ContextPooler (pooler_hidden_act).
+// The text families' head: a two-layer map of the first token: (dropout,) dense, activation,
+// dropout, output layer (ModelFamily's head fields say which layers, activation and dropouts).
 class FirstTokenHead : public TaskHead {
  public:
   enum class Act { Tanh, Gelu, GeluTanh, Relu };
@@ -93,32 +91,32 @@ torch::Tensor scalar_mix(const std::vector<torch::Tensor>& states, const torch::
 
 std::unique_ptr<TaskHead> make_sequence_classification_head(
     const ModelConfig& config, const std::function<const torch::Tensor&(const std::string&)>& weight) {
+  using F = ModelFamily;
+  const F& family = config.family();
   const double p = config.classifier_dropout_prob();
-  const std::string type = config.family();
+  auto w = [&](const std::string& layer, const char* what) -> const torch::Tensor& { return weight(layer + what); };
+  if (config.pools_every_layer() && family.mix_replaces_dense)
+    return std::make_unique<LinearHead>(w(family.head_output, ".weight"), w(family.head_output, ".bias"));
+  if (family.head == F::Head::FinalNorm)
+    return std::make_unique<VitHead>(w(family.head_dense, ".weight"), w(family.head_dense, ".bias"), config.layer_norm_eps,
+                                     w(family.head_output, ".weight"), w(family.head_output, ".bias"));
   using Act = FirstTokenHead::Act;
-  if (config.pools_every_layer() && (type == "bert" || type == "vit"))
-    return std::make_unique<LinearHead>(weight("classifier.weight"), weight("classifier.bias"));
-  if (type == "vit")
-    return std::make_unique<VitHead>(weight("layernorm.weight"), weight("layernorm.bias"), config.layer_norm_eps,
-                                     weight("classifier.weight"), weight("classifier.bias"));
-  if (type == "bert")
-    return std::make_unique<FirstTokenHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
-                                            weight("classifier.weight"), weight("classifier.bias"), Act::Tanh, -1, p);
-  if (type == "roberta" || type == "electra")
-    return std::make_unique<FirstTokenHead>(weight("classifier.dense.weight"), weight("classifier.dense.bias"),
-                                            weight("classifier.out_proj.weight"), weight("classifier.out_proj.bias"),
-                                            type == "electra" ? Act::Gelu : Act::Tanh, p, p);
-  if (type == "deberta") {
+  auto activation = [&] {
+    switch (family.head_activation) {
+      case F::HeadActivation::Tanh: return Act::Tanh;
+      case F::HeadActivation::Gelu: return Act::Gelu;
+      case F::HeadActivation::Relu: return Act::Relu;
+      case F::HeadActivation::PoolerHiddenAct: break;
+    }
     const Activation a = config.deberta.pooler_hidden_act;
-    return std::make_unique<FirstTokenHead>(weight("pooler.dense.weight"), weight("pooler.dense.bias"),
-                                            weight("classifier.weight"), weight("classifier.bias"),
-                                            a == Activation::GeluExact ? Act::Gelu
-                                            : a == Activation::GeluTanh ? Act::GeluTanh
-                                                                        : Act::Relu,
-                                            config.deberta.pooler_dropout, p);
-  }
-  return std::make_unique<FirstTokenHead>(weight("pre_classifier.weight"), weight("pre_classifier.bias"),
-                                          weight("classifier.weight"), weight("classifier.bias"), Act::Relu, -1, p);
+    return a == Activation::GeluExact ? Act::Gelu : a == Activation::GeluTanh ? Act::GeluTanh : Act::Relu;
+  };
+  const double dense_dropout = family.dense_dropout == F::DenseDropout::Classifier ? p
+                               : family.dense_dropout == F::DenseDropout::Pooler   ? config.deberta.pooler_dropout
+                                                                                   : -1;
+  return std::make_unique<FirstTokenHead>(w(family.head_dense, ".weight"), w(family.head_dense, ".bias"),
+                                          w(family.head_output, ".weight"), w(family.head_output, ".bias"),
+                                          activation(), dense_dropout, p);
 }
 
 }  // namespace salient

@@ -34,14 +34,12 @@ inline constexpr const char* kScalarMixScale = "scalar_mix.scale";
 torch::Tensor scalar_mix(const std::vector<torch::Tensor>& states, const torch::Tensor& coefficients,
                          const torch::Tensor& gamma, const torch::Tensor& attention_mask, bool first_token);
 
-// The sequence-classification head of config.model_type, bound to the tensors `weight` returns
-// for the head's canonical names (the Transformer's own, so they train and move with it):
-//   bert        tanh pooler on [CLS], then the classifier
-//   roberta     dense + tanh + out_proj on <s>
-//   electra     dense + GELU + out_proj on [CLS]
-//   distilbert  pre_classifier + ReLU + classifier on [CLS]
-//   vit         the encoder's final LayerNorm, then the classifier, on [CLS]
-// With config.pools_every_layer(), BERT's and ViT's heads are the classifier alone (config.h).
+// The sequence-classification head of config's family (its row's head fields, model/family.cpp),
+// bound to the tensors `weight` returns for the head's canonical names (the Transformer's own, so
+// they train and move with it): BERT's tanh pooler and classifier; RoBERTa's (ELECTRA's: GELU)
+// dense + out_proj; DistilBERT's pre_classifier + ReLU; DeBERTa's ContextPooler; ViT's final
+// LayerNorm and classifier. With config.pools_every_layer(), BERT's and ViT's heads are the
+// classifier alone (config.h).
 std::unique_ptr<TaskHead> make_sequence_classification_head(
     const ModelConfig& config, const std::function<const torch::Tensor&(const std::string&)>& weight);
 

@@ -33,25 +33,26 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     s["embeddings.cls_token"] = {1, 1, Hd};
     s["embeddings.position_embeddings"] = {1, 1 + c.num_patches(), Hd};
   } else {
+    using P = ModelFamily::Projection;
+    const P projection = c.family().projection;
     s["embeddings.word_embeddings.weight"] = {c.vocab_size, E};
     if (!c.is_deberta() || c.deberta.position_biased_input)
       s["embeddings.position_embeddings.weight"] = {c.max_position_embeddings, E};
     if (c.type_vocab_size > 0) s["embeddings.token_type_embeddings.weight"] = {c.type_vocab_size, E};
-    const int64_t normed = c.is_deberta() ? Hd : E;  // DeBERTa projects before its LayerNorm, ELECTRA after
+    const int64_t normed = projection == P::BeforeNorm ? Hd : E;
     s["embeddings.LayerNorm.weight"] = {normed};
     s["embeddings.LayerNorm.bias"] = {normed};
-    if (c.is_deberta()) {
-      if (E != Hd) s["embeddings.embed_proj.weight"] = {Hd, E};
-      if (c.deberta.relative_attention) {
-        s["encoder.rel_embeddings.weight"] = {2 * c.deberta.span(c.max_position_embeddings), Hd};
-        if (c.deberta.norm_rel_ebd) {
-          s["encoder.LayerNorm.weight"] = {Hd};
-          s["encoder.LayerNorm.bias"] = {Hd};
-        }
-      }
-    } else if (E != Hd) {
+    if (E != Hd && projection == P::BeforeNorm) s["embeddings.embed_proj.weight"] = {Hd, E};
+    if (E != Hd && projection == P::AfterNorm) {
       s["embeddings_project.weight"] = {Hd, E};
       s["embeddings_project.bias"] = {Hd};
+    }
+    if (c.is_deberta() && c.deberta.relative_attention) {
+      s["encoder.rel_embeddings.weight"] = {2 * c.deberta.span(c.max_position_embeddings), Hd};
+      if (c.deberta.norm_rel_ebd) {
+        s["encoder.LayerNorm.weight"] = {Hd};
+        s["encoder.LayerNorm.bias"] = {Hd};
+      }
     }
   }
   // Post-LN blocks name their norms after what they follow, pre-LN (ViT) blocks after what they precede.
@@ -87,37 +88,23 @@ std::map<std::string, std::vector<int64_t>> weight_shapes(const ModelConfig& c) 
     s[kScalarMixCoefficients] = {c.num_hidden_layers + 1};
     s[kScalarMixScale] = {1};
   }
-  const std::string family = c.family();
-  if (family == "bert") {
-    if (!c.pools_every_layer()) {  // the mix replaces BERT's pooler
-      s["pooler.dense.weight"] = {Hd, Hd};
-      s["pooler.dense.bias"] = {Hd};
-    }
-    s["classifier.weight"] = {N, Hd};
-    s["classifier.bias"] = {N};
-  } else if (family == "deberta") {  // ContextPooler, then the classifier
-    const int64_t P = c.deberta.pooler_hidden_size;
-    s["pooler.dense.weight"] = {P, Hd};
-    s["pooler.dense.bias"] = {P};
-    s["classifier.weight"] = {N, P};
-    s["classifier.bias"] = {N};
-  } else if (family == "roberta" || family == "electra") {
-    s["classifier.dense.weight"] = {Hd, Hd};
-    s["classifier.dense.bias"] = {Hd};
-    s["classifier.out_proj.weight"] = {N, Hd};
-    s["classifier.out_proj.bias"] = {N};
-  } else if (family == "distilbert") {
-    s["pre_classifier.weight"] = {Hd, Hd};
-    s["pre_classifier.bias"] = {Hd};
-    s["classifier.weight"] = {N, Hd};
-    s["classifier.bias"] = {N};
-  } else if (family == "vit") {
-    s["layernorm.weight"] = {Hd};  // the encoder's final LayerNorm
-    s["layernorm.bias"] = {Hd};
-    s["classifier.weight"] = {N, Hd};
-    s["classifier.bias"] = {N};
+  // The head (model/family.h): the final LayerNorm and the classifier (ViT), the output layer alone
+  // after a scalar mix where the mix replaces the dense layer, else the dense and output layers.
+  const ModelFamily& f = c.family();
+  auto linear = [&](const std::string& layer, int64_t out, int64_t in) {
+    s[layer + ".weight"] = {out, in};
+    s[layer + ".bias"] = {out};
+  };
+  if (f.head == ModelFamily::Head::FinalNorm) {
+    s[f.head_dense + ".weight"] = {Hd};
+    s[f.head_dense + ".bias"] = {Hd};
+    linear(f.head_output, N, Hd);
+  } else if (c.pools_every_layer() && f.mix_replaces_dense) {
+    linear(f.head_output, N, Hd);
   } else {
-    fail("unsupported model_type '{}'", c.model_type);
+    const int64_t dense = f.dense_sized_by_pooler ? c.deberta.pooler_hidden_size : Hd;
+    linear(f.head_dense, dense, Hd);
+    linear(f.head_output, N, dense);
   }
   return s;
 }
@@ -320,10 +307,9 @@ void Transformer::bind() {
 }
 
 Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
-  if (config_.is_deberta())
-    fail("{}: BERT models only: DeBERTa's disentangled attention (its relative-position terms) has no LRP rule", who);
-  if (config_.model_type != "bert")
-    fail("{}: BERT models (pooler + classifier) only; this one is '{}'", who, config_.model_type);
+  const ModelFamily& family = config_.family();
+  if (!family.lrp_refusal.empty()) fail("{}: BERT models only: {}", who, family.lrp_refusal);
+  if (!family.lrp_rules) fail("{}: BERT models (pooler + classifier) only; this one is '{}'", who, config_.model_type);
   if (pools_every_layer())
     fail("{}: BERT models whose head is the pooler on the last layer's [CLS]; this one mixes every layer "
          "(salient_pooling {})", who, config_.pooling);

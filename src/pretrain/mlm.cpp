@@ -164,7 +164,7 @@ void save_mlm_model(const Transformer& model, const MlmHead& head, const Tokeniz
   SafetensorsFile file;
   file.metadata["format"] = "pt";
   for (const auto& [name, t] : model.weights())
-    if (!is_head_weight(name)) file.tensors[hf_weight_name(name, c.family())] = tensor_to_data(t);
+    if (!is_head_weight(name)) file.tensors[c.family().hf_weight_name(name)] = tensor_to_data(t);
   for (const auto& [name, t] : head.named()) file.tensors[name] = tensor_to_data(t);
   write_safetensors(join_path(dir, "model.safetensors"), file);
   nlohmann::json cfg = c.to_json();
