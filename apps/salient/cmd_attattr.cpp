@@ -15,7 +15,7 @@ void add_common(CLI::App* cmd, AttAttrRun& a) {
                   "riemann_left (default, as the authors' code; alias left) | riemann_right | riemann_middle | "
                   "riemann_trapezoid | gausslegendre (aliases right, midpoint, trapezoid, gauss)");
   cmd->add_option("--max-batch-mb", a.max_batch_mb, "memory bound for one chunk of integration points (MiB)");
-  cmd->add_option("--data-dir", a.data_dir, "directory of the shared datasets");
+  add_data_dir(cmd, a.data_dir);
   cmd->add_flag("--float64", a.float64, "compute in double precision");
 }
 

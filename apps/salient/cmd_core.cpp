@@ -71,7 +71,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* eval_cmd = app.add_subcommand("evaluate", "accuracy, macro-F1 and MCC on a labelled dataset (e.g. a held-out test split)");
   eval_cmd->add_option("--model", ev.model, "model directory")->required();
   eval_cmd->add_option("--data", ev.data, "labelled data: sst2:test, cola:ood, hatexplain:test, eraser:test, ... or a file")->required();
-  eval_cmd->add_option("--data-dir", ev.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  add_data_dir(eval_cmd, ev.data_dir);
   eval_cmd->add_option("--batch-size", ev.batch_size, "examples per forward pass");
   eval_cmd->add_option("--max-length", ev.max_length, "truncate inputs to this many tokens (default: the model's limit)");
   eval_cmd->add_flag("--windows", ev.long_inputs.windows, "read inputs longer than the model's positions whole, as overlapping windows (logits averaged)");
@@ -88,7 +88,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   train_cmd->add_option("--train", tr.train_data, "training data: sst2:train, cola:train, hatexplain:train, eraser:train, sst-trees:train or a CSV/JSONL file")->required();
   train_cmd->add_option("--dev", tr.dev_data, "evaluation data (same forms)")->required();
   train_cmd->add_option("--out", tr.output_dir, "output model directory")->required();
-  train_cmd->add_option("--data-dir", tr.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  add_data_dir(train_cmd, tr.data_dir);
   train_cmd->add_option("--init", tr.init_model, "fine-tune this model directory instead of training from scratch");
   train_cmd->add_flag("--extend-positions", tr.extend_positions, "with --init: grow the position table to --max-length (learned rows repeated)");
   // A from-scratch model's vocabulary and shape; an --init checkpoint brings its own, so giving one is an error.

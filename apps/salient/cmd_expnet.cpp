@@ -95,7 +95,7 @@ void add_expnet_commands(CLI::App& app, std::vector<Command>& commands) {
   train->add_option("--task", tr.tasks, "NAME=MODEL_DIR (sst2, hatexplain, eraser) or NAME=MODEL_DIR,train=SPEC[,val=SPEC]; repeat")->required();
   train->add_option("--out", tr.out, "output directory (expnet.safetensors + expnet.json)")->required();
   add_named_option<uint64_t>(train, "--seed", tr.options, "seed", "random seed (default 0)");
-  add_named_option<std::string>(train, "--data-dir", tr.options, "data_dir", "directory of the shared datasets");
+  add_data_dir(train, tr.options);
   add_train_options(train, tr.options, tr.filter);
 
   static ExplainCmd ex;
@@ -125,7 +125,7 @@ void add_expnet_commands(CLI::App& app, std::vector<Command>& commands) {
                            "seconds per baseline and held-out task before it is dropped (default 300)");
   evaluate->add_flag_function(
       "--ablation", [](int64_t n) { ev.options["ablation"] = n > 0; }, "also run the feature / loss / filter / MLP-size ablation");
-  evaluate->add_option("--data-dir", ev.data_dir, "directory of the shared datasets");
+  add_data_dir(evaluate, ev.data_dir);
   add_train_options(evaluate, ev.options, ev.filter);
 
   commands.push_back({train, [] {

@@ -11,7 +11,7 @@ void add_pretrain_commands(CLI::App& app, std::vector<Command>& commands) {
   static CorpusBuildOptions ca;
   auto* build = corpus->add_subcommand("build", "the text of every task's train split, GCIDE and WordNet glosses (dev/test texts removed) → one text per line, with a report");
   build->add_option("--out,-o,--output", ca.out, "corpus file to write (its report goes to FILE.json)")->required();
-  build->add_option("--data-dir", ca.data_dir, "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  add_data_dir(build, ca.data_dir);
   build->add_option("--vocab", ca.vocab, "tokenizer for the word-piece counts (default: data/bert_base_uncased_tokenizer)");
   build->add_option("--gcide", ca.gcide, "GCIDE dictionary: PATH (dictd .dict.dz), auto (/usr/share/dictd/gcide.dict.dz, Debian dict-gcide) or none (default: auto)");
   build->add_option("--wordnet", ca.wordnet, "WordNet glosses: DIR (with data.noun/verb/adj/adv), auto (/usr/share/wordnet, Debian wordnet-base) or none (default: auto)");

@@ -10,7 +10,7 @@ void add_serve_commands(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--model", o.models, "model directory to serve (repeatable; the first is the default)")->required();
   cmd->add_option("--data", o.datasets,
                   "dataset whose examples the page lists, e.g. hatexplain:test (repeatable; rationales shown when it has them)");
-  cmd->add_option("--data-dir", o.data_dir, "directory of the shared datasets (default ../shared/data or $SALIENT_SHARED/data)");
+  add_data_dir(cmd, o.data_dir);
   cmd->add_option("--host", o.host, "address to bind (127.0.0.1: this machine only; 0.0.0.0: every interface)");
   cmd->add_option("--port", o.port, "port (0: any free one, printed)");
   cmd->add_option("--threads", o.threads, "requests served at once");

@@ -22,7 +22,7 @@ void add_setup_options(CLI::App* cmd, json& o) {
       ->required();
   add_named_option<std::string>(cmd, "--test-pool", o, "test_pool", "draw the test set from this dataset instead of the pool (e.g. fashion-mnist:test)");
   add_named_option<std::string>(cmd, "--valid-pool", o, "valid_pool", "draw the validation set from this dataset instead of the pool (e.g. fashion-mnist:val)");
-  add_named_option<std::string>(cmd, "--data-dir", o, "data_dir", "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)");
+  add_data_dir(cmd, o);
   add_named_option<int64_t>(cmd, "--test-size", o, "test_size", "pool texts held out to measure simulability (default 2000)");
   add_named_option<int64_t>(cmd, "--valid-size", o, "valid_size", "pool texts for early stopping and SMaT's meta loss (default 500)");
   add_named_option<int64_t>(cmd, "--max-length", o, "max_length", "tokens per text, specials included (default 64)");
@@ -84,7 +84,7 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
   add_named_option<int64_t>(split, "--pool-size", split_options, "pool_size", "texts in the student pool (default 6000)");
   add_named_option<int64_t>(split, "--min-words", split_options, "min_words", "pool texts have at least this many words (default 6)");
   add_named_option<uint64_t>(split, "--seed", split_options, "seed", "seed of the draw (default 2022)");
-  add_named_option<std::string>(split, "--data-dir", split_options, "data_dir", "directory of the shared datasets");
+  add_data_dir(split, split_options);
   split->add_option("--out,-o,--output", split_out, "directory for teacher.jsonl, pool.jsonl and split.json")->required();
   commands.push_back({split, [] { std::cout << smat_split(split_out, split_options).dump() << "\n"; }});
 
@@ -134,7 +134,7 @@ void add_smat_commands(CLI::App& app, std::vector<Command>& commands) {
                                          "AUROC/AUPRC of each teacher explainer against human rationales, with the oracle rows (Table 2)");
   plaus->add_option("--teacher", pl_teacher, "trained teacher classifier directory")->required();
   plaus->add_option("--data", pl_data, "dataset with rationales: eraser:test, hatexplain:test, sst-trees:test or a file")->required();
-  add_named_option<std::string>(plaus, "--data-dir", plausibility_options, "data_dir", "directory of the shared datasets");
+  add_data_dir(plaus, plausibility_options);
   add_named_option<std::vector<std::string>>(plaus, "--smat", plausibility_options, "smat",
                                              "learned explainers (smat_explainer.json), each a row; repeatable");
   add_named_option<int64_t>(plaus, "--limit", plausibility_options, "limit", "the first N records with a rationale (0: all, default)");

@@ -72,7 +72,7 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   train->add_option("--train", ta->train, "training data: mnist:train, fashion-mnist:train, sst2:train, eraser:train, a file")->required();
   train->add_option("--dev", ta->dev, "validation data (model selection: lowest validation loss)")->required();
   train->add_option("-o,--out", ta->out, "output directory (best epoch; last/ holds the state for --resume)")->required();
-  add_named_option<std::string>(train, "--data-dir", t, "data_dir", "shared data directory (default: ../shared/data or $SALIENT_SHARED/data)");
+  add_data_dir(train, t);
   add_named_option<std::string>(train, "--arch", t, "arch", "mlp (default) | resnet (images) | transformer (text)");
   add_named_option<std::string>(train, "--hidden", t, "hidden", "image models: mlp layer sizes (default 128,64) or resnet stage widths (16,32,32)");
   add_named_option<std::string>(train, "--init", t, "init", "start from a trained model: a classifier directory (text) or an SST/standard image model directory");
@@ -115,7 +115,7 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   explain->add_option("-i,--input", x.input, "text models: text or JSON lines (default stdin)");
   explain->add_option("--data", x.data, "image models: a split, e.g. mnist:test");
   explain->add_option("--limit", x.limit, "image models: the first N images");
-  explain->add_option("--data-dir", x.data_dir, "shared data directory");
+  add_data_dir(explain, x.data_dir);
   explain->add_option("--png-dir", x.png_dir, "image models: write an overlay PNG per image here");
   explain->add_option("--sst-scores", x.scores, "subset (0/1 per feature) | selection (s)");
   explain->add_option("--max-length", x.max_length, "text: truncate inputs to N tokens");
@@ -134,7 +134,7 @@ void add_sst_commands(CLI::App& app, std::vector<Command>& commands) {
   add_named_option<std::string>(evaluate, "--model", v, "model", "SST model directory (methods sst, sst_shuffled, sst_standard)");
   add_named_option<std::string>(evaluate, "--standard", v, "standard", "standard model directory (methods sis, anchors, gradient; the judge of sst_standard)");
   evaluate->add_option("--data", va->data, "evaluation split, e.g. mnist:test, sst2:dev")->required();
-  add_named_option<std::string>(evaluate, "--data-dir", v, "data_dir", "shared data directory");
+  add_data_dir(evaluate, v);
   evaluate->add_option("-o,--out", va->out, "output directory (table.md/csv/json, report.html; resumable)")->required();
   add_named_option<std::string>(evaluate, "--methods", v, "methods", "comma list of sst, sst_shuffled (control: as many features as the SST subset, at random), sst_standard (the SST subsets checked on --standard's predictions), sis, anchors, gradient (default: sst, sis, anchors, gradient)");
   add_named_option<int64_t>(evaluate, "--limit", v, "limit", "examples explained (the first N of the split; default 100)");

@@ -47,7 +47,7 @@ void add_vit_commands(CLI::App& app, std::vector<Command>& commands) {
   train->add_option("--data", to.train_data, "training images (fashion-mnist:train, mnist:train)");
   train->add_option("--dev", to.dev_data, "model selection images (fashion-mnist:val, mnist:val)");
   train->add_option("--out,-o,--output", to.output_dir, "model directory (checkpoint/ inside for --resume)")->required();
-  train->add_option("--data-dir", to.data_dir, "shared datasets (MNIST); default ../shared/data or $SALIENT_SHARED/data");
+  add_data_dir(train, to.data_dir);
   train->add_option("--patch-size", to.patch_size, "pixels per patch side (must divide the image side)");
   train->add_option("--hidden", to.hidden_size, "hidden size");
   train->add_option("--layers", to.num_layers, "encoder layers");
@@ -72,7 +72,7 @@ void add_vit_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* evaluate = vit->add_subcommand("evaluate", "accuracy of a ViT on an image split");
   evaluate->add_option("--model", ea.model, "ViT model directory")->required();
   evaluate->add_option("--data", ea.data, "images (fashion-mnist:test, mnist:test, ...)");
-  evaluate->add_option("--data-dir", ea.data_dir, "shared datasets (MNIST)");
+  add_data_dir(evaluate, ea.data_dir);
   evaluate->add_option("--limit", ea.limit, "the first N images only (0 = all)");
   evaluate->add_option("--out,-o,--output", ea.out, "JSON output file (default stdout)");
   commands.push_back({evaluate, [] { run_vit_evaluate(ea); }});
@@ -81,7 +81,7 @@ void add_vit_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* explain = vit->add_subcommand("explain", "patch scores (attention or gradients), as JSON lines and PNG overlays");
   explain->add_option("--model", xa.model, "ViT model directory")->required();
   explain->add_option("--data", xa.data, "images (fashion-mnist:test, ...)");
-  explain->add_option("--data-dir", xa.options.data_dir, "shared datasets (MNIST)");
+  add_data_dir(explain, xa.options.data_dir);
   explain->add_option("--method", xa.options.method,
                       "attention_mean, rollout (attention), saliency, grad_x_input, ig (gradients w.r.t. patch embeddings "
                       "of the predicted class's probability; ig from the black image), smat (a learned head mix, --smat)");

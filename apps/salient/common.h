@@ -26,6 +26,16 @@ CLI::Option* add_named_option(CLI::App* cmd, const std::string& flags, nlohmann:
   return cmd->add_option_function<T>(flags, [&options, name](const T& v) { options[name] = v; }, help);
 }
 
+// --data-dir, the shared datasets' directory, declared once for every command that reads them:
+// into a string, or (the library's options by name) into options["data_dir"].
+constexpr const char* kDataDirHelp = "directory of the shared datasets (default: ../shared/data or $SALIENT_SHARED/data)";
+inline CLI::Option* add_data_dir(CLI::App* cmd, std::string& data_dir) {
+  return cmd->add_option("--data-dir", data_dir, kDataDirHelp);
+}
+inline CLI::Option* add_data_dir(CLI::App* cmd, nlohmann::json& options) {
+  return add_named_option<std::string>(cmd, "--data-dir", options, "data_dir", kDataDirHelp);
+}
+
 // --format auto|json|text: auto is the readable text view when the output is a terminal, JSON
 // lines when it is a file or a pipe.
 inline bool text_format(const std::string& format, const std::string& out_path) {
