@@ -223,13 +223,13 @@ PYBIND11_MODULE(_salient, m) {
           "explain",
           [](const salient::Model& self, const py::handle& texts, const std::string& method, const py::dict& params,
              const std::string& target, const std::string& output, int64_t batch_size, uint64_t seed, bool windows,
-             int64_t stride) {
+             int64_t stride, int64_t max_batch_tokens) {
             const auto inputs = to_inputs(texts);
             const json p = to_json(params, "params");
             std::vector<salient::Explanation> ex;
             {
               ComputeScope release;
-              ex = self.explain(inputs, method, p, target, output, batch_size, seed, {windows, stride});
+              ex = self.explain(inputs, method, p, target, output, batch_size, seed, {windows, stride}, max_batch_tokens);
             }
             py::list out;
             for (const auto& e : ex) out.append(to_python(e.to_json()));
@@ -237,7 +237,7 @@ PYBIND11_MODULE(_salient, m) {
           },
           py::arg("texts"), py::arg("method"), py::arg("params") = py::dict(), py::arg("target") = "pred",
           py::arg("output") = "", py::arg("batch_size") = 8, py::arg("seed") = 0, py::arg("windows") = false,
-          py::arg("stride") = 0)
+          py::arg("stride") = 0, py::arg("max_batch_tokens") = 4096)
       .def(
           "faithfulness",
           [](const salient::Model& self, const py::handle& text, const std::vector<double>& token_scores, int64_t target,
@@ -593,9 +593,10 @@ PYBIND11_MODULE(_salient, m) {
       [](const std::string& model, const std::string& data, const std::vector<std::string>& methods,
          const std::vector<std::string>& metrics, const std::string& out, const py::dict& method_params,
          const std::string& data_dir, int64_t limit, int64_t batch_size, int64_t bootstrap, uint64_t seed, bool windows,
-         int64_t stride, const std::string& removal) {
+         int64_t stride, const std::string& removal, int64_t max_batch_tokens) {
         salient::BenchmarkSpec o;
         o.metric_removal = removal;
+        o.max_batch_tokens = max_batch_tokens;
         o.model_dir = model;
         o.data_spec = data;
         o.data_dir = data_dir;
@@ -618,5 +619,5 @@ PYBIND11_MODULE(_salient, m) {
       py::arg("model"), py::arg("data"), py::arg("methods"), py::arg("metrics"), py::arg("out"),
       py::arg("method_params") = py::dict(), py::arg("data_dir") = "", py::arg("limit") = 100, py::arg("batch_size") = 8,
       py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("windows") = false, py::arg("stride") = 0,
-      py::arg("removal") = "mask");
+      py::arg("removal") = "mask", py::arg("max_batch_tokens") = 4096);
 }

@@ -394,6 +394,13 @@ TEST(Explain, BatchAndPaddingInvariance) {
     ExplainOptions o = fast_options(name);
     auto batched = ex->explain(clf, in.ptrs(), targets, o);
     ASSERT_EQ(batched.size(), cases.size());
+    // A token budget far below the default splits every internal pass (inputs, IG's points, the
+    // perturbations) into passes of one or two rows: the same scores.
+    ExplainOptions tight = o;
+    tight.max_batch_tokens = 24;
+    auto split = ex->explain(clf, in.ptrs(), targets, tight);
+    for (size_t i = 0; i < cases.size(); ++i)
+      EXPECT_LT(rel_err(split[i].scores, batched[i].scores), 2e-5) << name << " case " << i << " in small passes";
     // An all-zero output would agree with itself trivially: some case must carry a real signal
     // (attention_gradcam is legitimately all zero where its clamped map is).
     double largest = 0;
@@ -405,6 +412,33 @@ TEST(Explain, BatchAndPaddingInvariance) {
       EXPECT_EQ(batched[i].method, name);
     }
     EXPECT_GT(largest, 1e-6) << name << " gives only zeros";
+  }
+}
+
+TEST(BatchLimits, PassesKeepTheOrderAndFitTheBudget) {
+  const std::vector<int64_t> lengths = {5, 9, 3, 40, 8, 8, 8, 2};
+  const BatchLimits limits{3, 24};
+  const auto passes = passes_in_order(lengths, limits);
+  size_t next = 0;
+  for (const auto& [s, e] : passes) {
+    ASSERT_EQ(s, next);  // consecutive, in order, every input once
+    ASSERT_GT(e, s);
+    const int64_t longest = *std::max_element(lengths.begin() + s, lengths.begin() + e);
+    EXPECT_LE(static_cast<int64_t>(e - s), limits.rows);
+    // within the budget, or one input longer than it alone
+    EXPECT_TRUE(static_cast<int64_t>(e - s) * longest <= limits.tokens || e - s == 1) << s;
+    next = e;
+  }
+  EXPECT_EQ(next, lengths.size());
+  EXPECT_EQ(passes, (std::vector<std::pair<size_t, size_t>>{{0, 2}, {2, 3}, {3, 4}, {4, 7}, {7, 8}}));
+  EXPECT_EQ(rows_per_pass(limits, 8), 3);
+  EXPECT_EQ(rows_per_pass(limits, 12), 2);
+  EXPECT_EQ(rows_per_pass(limits, 100), 1);
+  try {
+    passes_in_order(lengths, BatchLimits{3, 0});
+    ADD_FAILURE() << "a budget of 0 tokens was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("max batch tokens"), std::string::npos) << e.what();
   }
 }
 
@@ -442,7 +476,7 @@ TEST(Explain, KernelShapExactEqualsBruteForceShapley) {
       if (!((m >> j) & 1)) s.ids[1 + j] = clf.tokenizer.mask_id();
     seqs.push_back(s);
   }
-  std::vector<double> v = score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), ModelOutput::Probability, 64);
+  std::vector<double> v = score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), ModelOutput::Probability, BatchLimits{64});
   auto fact = [](int n) {
     double r = 1;
     for (int i = 2; i <= n; ++i) r *= i;
@@ -505,7 +539,7 @@ TEST(Explain, FaithfulnessOnTheModel) {
   Encoding enc = clf.encode_ids(cases[0].ids, cases[0].types, "case 0");
   const int64_t target = cases[0].target;
   SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-    return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), ModelOutput::Probability, 8);
+    return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target), ModelOutput::Probability, BatchLimits{8});
   };
   std::vector<bool> removable = removable_positions(clf, enc);
   ExplainOptions o;
@@ -537,9 +571,9 @@ TEST(Explain, ScoringRepeatedSequencesOnceGivesTheSameValues) {
   for (auto& t : a_types.type_ids) t = 1;
   std::vector<TokenSequence> seqs = {a, b, a, a_types, a, b};
   std::vector<int64_t> targets = {0, 0, 1, 0, 0, 0};
-  std::vector<double> all = score_sequences(clf, seqs, targets, ModelOutput::Logit, 2);
+  std::vector<double> all = score_sequences(clf, seqs, targets, ModelOutput::Logit, BatchLimits{2});
   for (size_t i = 0; i < seqs.size(); ++i) {
-    const double alone = score_sequences(clf, {seqs[i]}, {targets[i]}, ModelOutput::Logit, 1)[0];
+    const double alone = score_sequences(clf, {seqs[i]}, {targets[i]}, ModelOutput::Logit, BatchLimits{1})[0];
     EXPECT_NEAR(all[i], alone, 1e-5) << i;
   }
   EXPECT_DOUBLE_EQ(all[0], all[4]);
@@ -728,6 +762,8 @@ TEST(ExplainCli, ExplainJsonLines) {
 TEST(ExplainCli, OneLineErrors) {
   SALIENT_REQUIRE_SHARED(model_dir());
   expect_one_line_error(run("explain --model " + model_dir() + " --method nope", "x\n"), "unknown method 'nope'");
+  expect_one_line_error(run("explain --model " + model_dir() + " --method lime --max-batch-tokens 0", "x\n"),
+                        "--max-batch-tokens");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --rule simpson", "x\n"), "--rule");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --target 7", "x\n"), "--target");
   expect_one_line_error(run("explain --model " + model_dir() + " --method ig --score odds", "x\n"), "--score");

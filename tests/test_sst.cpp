@@ -437,7 +437,7 @@ TEST(SstText, LongTextsAreReadWholeAsWindows) {
   const SstOutput out = model->forward(x);
   for (int64_t row : {0, 2}) {
     const Encoding& whole = d.encodings[row];
-    const std::vector<double> want = windowed_logits(clf, {to_sequence(whole)}, 0, 8)[0];
+    const std::vector<double> want = windowed_logits(clf, {to_sequence(whole)}, 0, BatchLimits{8})[0];
     for (size_t c = 0; c < want.size(); ++c) EXPECT_NEAR(out.logits[row][c].item<double>(), want[c], 1e-5);
     // s: each window alone (within the positions: the plain path), stitched onto the whole text.
     const std::vector<Window> windows = split_windows(whole, 128, 0, "test");

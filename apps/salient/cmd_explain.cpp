@@ -35,6 +35,8 @@ struct MethodArgs {
     for (const auto& [name, p] : spec)
       flags[name] = cmd->add_option(p->flag(), given[name], fmt::format("{}: {} (see --list)", fmt::join(takers[name], ", "), p->doc));
     cmd->add_option("--internal-batch", settings.internal_batch, "rows per internal forward pass (bounds memory)");
+    cmd->add_option("--max-batch-tokens", settings.max_batch_tokens,
+                    "token positions (rows × padded length) per internal forward pass (bounds memory; default 4096)");
     cmd->add_option("--score", settings.score,
                     "explained output: prob (softmax probability) | logit; default: the method's own (logit for the "
                     "gradient-weighted attention methods, prob otherwise)");
@@ -80,6 +82,7 @@ void run_benchmark_command(BenchmarkArgs& a) {
   a.spec.shared_params = s.params;
   a.spec.score = s.score;
   a.spec.internal_batch = s.internal_batch;
+  a.spec.max_batch_tokens = s.max_batch_tokens;
   a.spec.seed = s.seed;
   std::cout << run_benchmark(a.spec);
 }
@@ -109,7 +112,7 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* bm_cmd = app.add_subcommand("benchmark", "methods × metrics over a dataset → summary.{md,csv,json}, heatmaps.html");
   bm_cmd->add_option("--model", bm.spec.model_dir, "model directory")->required();
   bm_cmd->add_option("--data", bm.spec.data_spec, "dataset spec: sst2:dev, sst-trees:dev, hatexplain:val, eraser:val, cola:dev or a file")->required();
-  bm_cmd->add_option("--data-dir", bm.spec.data_dir, "directory of the shared datasets (default ../shared/data)");
+  add_data_dir(bm_cmd, bm.spec.data_dir);
   bm_cmd->add_option("--methods", bm.methods, "comma-separated explainer names")->required();
   bm_cmd->add_option("--metrics", bm.metrics, "comma-separated metric names (default: token_f1, token_auroc, token_auprc where the data has rationales, and comprehensiveness, sufficiency and their AOPCs)");
   bm_cmd->add_option("--limit", bm.spec.limit, "number of examples (the first N)");

@@ -93,11 +93,12 @@ nlohmann::json runtime_info(const std::string& model_dir = "");
 // What the explain and benchmark commands take for their methods beside each method's own
 // defaults: parameters by name as text (`--steps 50`), typed by the declaration of each method that
 // takes them (one that no chosen method takes is an error), the explained output, the seed and the
-// rows per internal forward pass.
+// rows and token positions (rows × padded length) per internal forward pass.
 struct MethodSettings {
   std::map<std::string, std::string> params;
   std::string score;  // prob | logit | "" (the method's own)
   int64_t internal_batch = 64;
+  int64_t max_batch_tokens = 4096;
   uint64_t seed = 0;  // the sampling methods and the order of tied scores
 };
 

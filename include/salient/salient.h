@@ -105,11 +105,13 @@ class Model {
   // One Explanation per input (to_json(): the schema, docs/explanation.schema.json). `method` is a
   // registered name (methods()); `params` its parameters by name (unknown names and out-of-range
   // values are errors); `target` "pred" or a label index or name; `output` "prob", "logit" or empty
-  // (the method's default).
+  // (the method's default). max_batch_tokens bounds each internal forward pass to that many token
+  // positions (rows × padded length), so memory; the results do not depend on it.
   std::vector<Explanation> explain(const std::vector<TextInput>& inputs, const std::string& method,
                                       const nlohmann::json& params = nlohmann::json::object(),
                                       const std::string& target = "pred", const std::string& output = "",
-                                      int64_t batch_size = 8, uint64_t seed = 0, const LongInputs& long_inputs = {}) const;
+                                      int64_t batch_size = 8, uint64_t seed = 0, const LongInputs& long_inputs = {},
+                                      int64_t max_batch_tokens = 4096) const;
 
   // Faithfulness of token scores (one per token of tokenize(input)) for the class `target`:
   // comprehensiveness and sufficiency of the top k removable tokens (k <= 0: ceil(20%), ERASER),

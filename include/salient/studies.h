@@ -44,6 +44,7 @@ struct BenchmarkSpec {
   std::string score;
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;
   int64_t internal_batch = 64;                           // rows per internal forward pass
+  int64_t max_batch_tokens = 4096;                       // token positions per pass (rows × padded length)
   uint64_t seed = 0;                                     // bootstrap, sampling methods, tie order
   bool windows = false;                                  // long inputs read whole (LongInputs)
   int64_t stride = 0;

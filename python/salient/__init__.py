@@ -285,7 +285,7 @@ def _core_of(model):
 
 
 def explain(model, texts, method="ig", target="pred", output=None, batch_size=8, seed=0, return_tensors="np",
-            windows=False, stride=0, **params):
+            windows=False, stride=0, max_batch_tokens=4096, **params):
     """Explains the model's prediction (or ``target``) for each text.
 
     method: a registered explainer (``salient.methods()``); its parameters as keyword arguments
@@ -296,12 +296,15 @@ def explain(model, texts, method="ig", target="pred", output=None, batch_size=8,
     windows: a text longer than the model's positions is read whole, as overlapping windows
       ``stride`` word pieces apart (0: half a window), each explained for the whole text's class and
       the scores averaged where windows overlap (``extras["windows"]``); else it is cut.
+    max_batch_tokens: token positions (rows × padded length) per internal forward pass (IG's
+      points, the perturbations): it bounds memory; the scores do not depend on it.
     Returns a list of :class:`Explanation`.
     """
     as_tensor = _check_return_tensors(return_tensors)
     core = _core_of(model)
     inputs = _texts(texts)
-    result = core.explain(inputs, method, params, _target_arg(target), output or "", batch_size, seed, windows, stride)
+    result = core.explain(inputs, method, params, _target_arg(target), output or "", batch_size, seed, windows, stride,
+                          int(max_batch_tokens))
     return [Explanation(d, as_tensor, x) for d, x in zip(result, inputs)]
 
 
@@ -407,7 +410,7 @@ def plausibility(scores, rationale, where="rationale"):
 
 
 def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_size=8, bootstrap=1000, seed=0,
-              data_dir="", method_params=None, windows=False, stride=0, removal="mask"):
+              data_dir="", method_params=None, windows=False, stride=0, removal="mask", max_batch_tokens=4096):
     """Every method × metric over the first ``limit`` examples of ``data`` (ferret-style).
 
     Writes the benchmark's files to ``out`` (a temporary directory if None; a rerun with the same
@@ -416,7 +419,8 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
     longer than the model's positions whole, as overlapping windows ``stride`` pieces apart (0:
     half a window), as ``salient benchmark --windows``. ``removal``: how the faithfulness metrics
     remove tokens, ``"mask"`` (ERASER's) or ``"delete"`` (``--metric-removal``); a method's own
-    ``removal`` parameter goes in ``method_params``.
+    ``removal`` parameter goes in ``method_params``. ``max_batch_tokens``: token positions per
+    internal forward pass (``--max-batch-tokens``; bounds memory, not the results).
     """
     path = model.path if isinstance(model, Model) else _os.fspath(model)
     if isinstance(methods, str):
@@ -427,7 +431,7 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     out = _os.fspath(out) if out is not None else _tempfile.mkdtemp(prefix="salient_benchmark_")
     _salient.benchmark(path, data, list(methods), list(metrics), out, method_params or {}, _os.fspath(data_dir),
-                       limit, batch_size, bootstrap, seed, bool(windows), int(stride), removal)
+                       limit, batch_size, bootstrap, seed, bool(windows), int(stride), removal, int(max_batch_tokens))
     with open(_os.path.join(out, "summary.json"), encoding="utf-8") as f:
         summary = _json.load(f)
     # One row per (method, metric), as OUT/summary.csv.

@@ -129,10 +129,12 @@ void check_params_taken(const std::map<std::string, std::string>& params, const 
 // declares, parsed by its declared type; ranges and choices checked before any work.
 ExplainOptions method_options(const std::string& method, const MethodSettings& s) {
   if (s.internal_batch <= 0) fail("--internal-batch: must be positive (got {})", s.internal_batch);
+  if (s.max_batch_tokens <= 0) fail("--max-batch-tokens: must be positive (got {})", s.max_batch_tokens);
   ExplainOptions o;
   if (!s.score.empty()) o.output = parse_model_output(s.score);
   o.seed = s.seed;
   o.internal_batch = s.internal_batch;
+  o.max_batch_tokens = s.max_batch_tokens;
   for (const auto& p : explainer_info(method).params) {
     const auto given = s.params.find(p.name);
     if (given == s.params.end()) continue;

@@ -199,7 +199,7 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
     windows.push_back(static_cast<int64_t>(
         window_starts(static_cast<int64_t>(seqs.back().ids.size()) - 2, config().max_tokens(), long_inputs.stride, "stride").size()));
   }
-  const std::vector<std::vector<double>> logits = windowed_logits(*clf_, seqs, long_inputs.stride, batch_size);
+  const std::vector<std::vector<double>> logits = windowed_logits(*clf_, seqs, long_inputs.stride, BatchLimits{batch_size});
   std::vector<Prediction> out;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Prediction p;
@@ -220,17 +220,19 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
 std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,
                                         const nlohmann::json& params, const std::string& target,
                                         const std::string& output, int64_t batch_size, uint64_t seed,
-                                        const LongInputs& long_inputs) const {
+                                        const LongInputs& long_inputs, int64_t max_batch_tokens) const {
   require_task_head();
   // Gradient methods need autograd whatever the caller's grad mode (in Python, torch.no_grad() or
   // torch.set_grad_enabled(False) switch it off for this thread in the libtorch salient shares).
   torch::AutoGradMode grad_on(true);
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
+  if (max_batch_tokens <= 0) fail("max_batch_tokens: must be positive (got {})", max_batch_tokens);
   const nlohmann::json given = params_object(params);
   auto explainer = make_explainer(method);  // an unknown name lists the valid ones
   ExplainOptions opts;
   opts.params = given;
   opts.seed = seed;
+  opts.max_batch_tokens = max_batch_tokens;
   if (!output.empty()) opts.output = parse_model_output(output);
   const int64_t fixed_target = target == "pred" ? -1 : config().label_id(target);  // errors name the labels
   check_long_inputs(long_inputs);
@@ -278,7 +280,7 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
   const std::vector<bool> removable = removable_positions(*clf_, enc);
   if (std::count(removable.begin(), removable.end(), true) == 0) fail("input: no token that can be removed");
   SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-    return score_sequences(*clf_, seqs, std::vector<int64_t>(seqs.size(), target), measured, 64);
+    return score_sequences(*clf_, seqs, std::vector<int64_t>(seqs.size(), target), measured, BatchLimits());
   };
   const FaithfulnessResult r = evaluate_faithfulness(scorer, to_sequence(enc), token_scores, removable, k, fopts);
   return {{"output", model_output_name(measured)},

@@ -505,7 +505,7 @@ std::string run_benchmark(const BenchmarkSpec& spec) {
     if (std::find(o.methods.begin(), o.methods.end(), name) == o.methods.end())
       fail("method_params: '{}' is not one of the methods ({})", name, fmt::join(o.methods, ", "));
   check_params_taken(spec.shared_params, o.methods);
-  const MethodSettings settings{spec.shared_params, spec.score, spec.internal_batch, spec.seed};
+  const MethodSettings settings{spec.shared_params, spec.score, spec.internal_batch, spec.max_batch_tokens, spec.seed};
   for (const auto& m : o.methods) {
     ExplainOptions eo = method_options(m, settings);
     const auto own = spec.method_params.find(m);
@@ -522,6 +522,7 @@ std::string run_benchmark(const BenchmarkSpec& spec) {
   // Faithfulness measures the probability (ERASER) unless an output is asked for explicitly.
   o.metric_output = spec.score.empty() ? ModelOutput::Probability : parse_model_output(spec.score);
   o.internal_batch = spec.internal_batch;
+  o.max_batch_tokens = spec.max_batch_tokens;
   o.seed = spec.seed;
   o.limit = spec.limit;
   o.batch_size = spec.batch_size;

@@ -138,6 +138,7 @@ std::string run_simulability(const BenchmarkOptions& a) {
   so.explainers = {"none"};
   for (const auto& m : a.methods) so.explainers.push_back("registered:" + m);
   so.static_explainers.internal_batch = a.internal_batch;
+  so.static_explainers.max_batch_tokens = a.max_batch_tokens;
   so.static_explainers.registered_temperature = a.simulability.temperature;
   so.static_explainers.registered = a.method_options;
   smat::run_study(so);  // under mpirun the student runs are shared out and rank 0 writes the report
@@ -222,7 +223,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
     std::vector<TokenSequence> seqs;
     for (const Encoding* e : inputs) seqs.push_back(to_sequence(*e));
     std::vector<int64_t> classes;
-    for (const auto& l : windowed_logits(clf, seqs, a.stride, a.internal_batch))
+    for (const auto& l : windowed_logits(clf, seqs, a.stride, a.limits()))
       classes.push_back(std::max_element(l.begin(), l.end()) - l.begin());
     return classes;
   };
@@ -308,8 +309,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
           const int64_t target = ex[k].target;
           SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
             const std::vector<int64_t> targets(seqs.size(), target);
-            return a.windows ? score_sequences_windowed(clf, seqs, targets, measured, a.stride, a.internal_batch)
-                             : score_sequences(clf, seqs, targets, measured, a.internal_batch);
+            return a.windows ? score_sequences_windowed(clf, seqs, targets, measured, a.stride, a.limits())
+                             : score_sequences(clf, seqs, targets, measured, a.limits());
           };
           int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
           if (data.has_rationales()) {
@@ -455,8 +456,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   if (shown > 0) {
     std::vector<TokenSequence> first;
     for (size_t i = 0; i < shown; ++i) first.push_back(to_sequence(encs[i]));
-    const auto logits = a.windows ? windowed_logits(clf, first, a.stride, a.internal_batch)
-                                  : sequence_logits(clf, first, a.internal_batch);
+    const auto logits = a.windows ? windowed_logits(clf, first, a.stride, a.limits())
+                                  : sequence_logits(clf, first, a.limits());
     probs = torch::empty({static_cast<int64_t>(shown), static_cast<int64_t>(logits[0].size())}, torch::kDouble);
     for (size_t i = 0; i < shown; ++i)
       for (size_t c = 0; c < logits[i].size(); ++c) probs[i][c] = logits[i][c];

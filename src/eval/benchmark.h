@@ -38,6 +38,8 @@ struct BenchmarkOptions {
   FaithfulnessOptions faithfulness;                      // removal and tie order (mask_id from the model)
   ModelOutput metric_output = ModelOutput::Probability;  // what faithfulness measures
   int64_t internal_batch = 64;                           // rows per forward pass of the metrics
+  int64_t max_batch_tokens = BatchLimits().tokens;       // and token positions (rows × padded length)
+  BatchLimits limits() const { return {internal_batch, max_batch_tokens}; }
   uint64_t seed = 0;                                     // bootstrap
   int64_t limit = 100, batch_size = 8, bootstrap = 1000, heatmaps = 10;  // per-example metrics only
   // Inputs longer than the model's positions read whole (explain/long_inputs.h): explained window

@@ -257,9 +257,8 @@ Explanation Explanation::from_json(const nlohmann::json& j) {
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {
   torch::NoGradGuard no_grad;
   std::vector<int64_t> out;
-  const size_t chunk = 64;
-  for (size_t s = 0; s < inputs.size(); s += chunk) {
-    std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + std::min(inputs.size(), s + chunk));
+  for (const auto& [s, e] : passes_in_order(inputs, BatchLimits())) {
+    std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
     Batch b = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());
     torch::Tensor pred = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).argmax(-1).cpu();
     for (int64_t i = 0; i < pred.size(0); ++i) out.push_back(pred[i].item<int64_t>());
@@ -290,6 +289,35 @@ TokenSequence to_sequence(const Encoding& enc) {
   return s;
 }
 
+int64_t rows_per_pass(const BatchLimits& limits, int64_t length) {
+  return std::max<int64_t>(1, std::min(limits.rows, limits.tokens / std::max<int64_t>(length, 1)));
+}
+
+std::vector<std::pair<size_t, size_t>> passes_in_order(const std::vector<int64_t>& lengths, const BatchLimits& limits) {
+  if (limits.rows < 1) fail("internal batch: must be at least 1 row (got {})", limits.rows);
+  if (limits.tokens < 1) fail("max batch tokens: must be at least 1 (got {})", limits.tokens);
+  std::vector<std::pair<size_t, size_t>> passes;
+  for (size_t s = 0; s < lengths.size();) {
+    int64_t longest = std::max<int64_t>(lengths[s], 1);
+    size_t e = s + 1;
+    for (; e < lengths.size(); ++e) {
+      const int64_t L = std::max(longest, lengths[e]);
+      if (static_cast<int64_t>(e - s + 1) > limits.rows || static_cast<int64_t>(e - s + 1) * L > limits.tokens) break;
+      longest = L;
+    }
+    passes.emplace_back(s, e);
+    s = e;
+  }
+  return passes;
+}
+
+std::vector<std::pair<size_t, size_t>> passes_in_order(const std::vector<const Encoding*>& inputs,
+                                                       const BatchLimits& limits) {
+  std::vector<int64_t> lengths;
+  for (const Encoding* e : inputs) lengths.push_back(static_cast<int64_t>(e->ids.size()));
+  return passes_in_order(lengths, limits);
+}
+
 std::vector<bool> removable_positions(const Classifier& clf, const Encoding& enc) {
   std::vector<bool> r(enc.ids.size());
   for (size_t i = 0; i < enc.ids.size(); ++i) r[i] = !clf.tokenizer.is_structural(enc.ids[i]);
@@ -298,17 +326,17 @@ std::vector<bool> removable_positions(const Classifier& clf, const Encoding& enc
 
 namespace {
 
-// The logits of the sequences at `rows` (indices into seqs), in that order, in padded batches of
-// at most `batch_size`; use(index in `rows` of the batch's first, its logits [B, C] on the model's
+// The logits of the sequences at `rows` (indices into seqs), in that order, in padded batches
+// within `limits`; use(index in `rows` of the batch's first, its logits [B, C] on the model's
 // device). No gradients.
 void batched_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs, const std::vector<size_t>& rows,
-                    int64_t batch_size, const std::function<void(size_t, const torch::Tensor&)>& use) {
+                    const BatchLimits& limits, const std::function<void(size_t, const torch::Tensor&)>& use) {
   torch::NoGradGuard no_grad;
-  batch_size = std::max<int64_t>(batch_size, 1);
   const int64_t pad = clf.tokenizer.pad_id();
   const torch::Device dev = clf.model.device();
-  for (size_t s = 0; s < rows.size(); s += batch_size) {
-    const size_t e = std::min(rows.size(), s + static_cast<size_t>(batch_size));
+  std::vector<int64_t> lengths(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) lengths[i] = static_cast<int64_t>(seqs[rows[i]].ids.size());
+  for (const auto& [s, e] : passes_in_order(lengths, limits)) {
     int64_t L = 1;
     for (size_t i = s; i < e; ++i) L = std::max<int64_t>(L, seqs[rows[i]].ids.size());
     const int64_t B = static_cast<int64_t>(e - s);
@@ -356,14 +384,14 @@ std::vector<size_t> by_length(const std::vector<TokenSequence>& seqs, std::vecto
 }  // namespace
 
 std::vector<double> score_sequences(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                    const std::vector<int64_t>& targets, ModelOutput output, int64_t batch_size) {
+                                    const std::vector<int64_t>& targets, ModelOutput output, const BatchLimits& limits) {
   if (seqs.size() != targets.size()) fail("score_sequences: {} sequences but {} targets", seqs.size(), targets.size());
   // Identical (sequence, target) pairs are scored once: LIME and KernelSHAP draw the same coalition
   // many times on short inputs (every one-token removal, the empty input), and the result is exact.
   const auto [unique_of, uniques] = unique_sequences(seqs, &targets);
   const std::vector<size_t> rows = by_length(seqs, uniques);
   std::vector<double> value(seqs.size());  // by sequence index, filled for the unique ones
-  batched_logits(clf, seqs, rows, batch_size, [&](size_t s, const torch::Tensor& logits) {
+  batched_logits(clf, seqs, rows, limits, [&](size_t s, const torch::Tensor& logits) {
     const int64_t B = logits.size(0);
     auto tg = torch::empty({B}, torch::kLong);
     for (int64_t b = 0; b < B; ++b) tg[b] = targets[rows[s + b]];
@@ -376,11 +404,11 @@ std::vector<double> score_sequences(const Classifier& clf, const std::vector<Tok
 }
 
 std::vector<std::vector<double>> sequence_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                                 int64_t batch_size) {
+                                                 const BatchLimits& limits) {
   const auto [unique_of, uniques] = unique_sequences(seqs, nullptr);
   const std::vector<size_t> rows = by_length(seqs, uniques);
   std::vector<std::vector<double>> value(seqs.size());
-  batched_logits(clf, seqs, rows, batch_size, [&](size_t s, const torch::Tensor& logits) {
+  batched_logits(clf, seqs, rows, limits, [&](size_t s, const torch::Tensor& logits) {
     torch::Tensor l = logits.to(torch::kDouble).cpu().contiguous();
     const int64_t C = l.size(1);
     for (int64_t b = 0; b < l.size(0); ++b)

@@ -24,12 +24,30 @@ namespace salient {
 ModelOutput parse_model_output(const std::string& name);  // "prob" | "logit"
 std::string model_output_name(ModelOutput output);         // the same names
 
+// What one internal forward pass may hold: at most `rows` rows and `tokens` token positions (rows ×
+// the padded length). Memory grows with both; with the length bounded by the model's positions the
+// token budget bounds the attention's rows × heads × length² as well (docs/PERFORMANCE.md).
+struct BatchLimits {
+  int64_t rows = 64;
+  int64_t tokens = 4096;
+};
+// Rows of padded length `length` one pass may hold: at least 1.
+int64_t rows_per_pass(const BatchLimits& limits, int64_t length);
+// Consecutive runs [begin, end) of `lengths` (in their order), each padded to its longest, that fit
+// the limits: the inputs of one pass each.
+std::vector<std::pair<size_t, size_t>> passes_in_order(const std::vector<int64_t>& lengths, const BatchLimits& limits);
+std::vector<std::pair<size_t, size_t>> passes_in_order(const std::vector<const Encoding*>& inputs,
+                                                       const BatchLimits& limits);
+
 struct ExplainOptions {
   // The explained model output; unset = the method's own default (Explainer::default_output()).
   std::optional<ModelOutput> output;
   uint64_t seed = 0;
-  // Upper bound on rows per internal forward pass (IG points, perturbations...); bounds memory.
+  // Upper bounds on one internal forward pass (IG points, perturbations, inputs): rows, and token
+  // positions (rows × padded length). They bound memory; results do not depend on them.
   int64_t internal_batch = 64;
+  int64_t max_batch_tokens = BatchLimits().tokens;
+  BatchLimits limits() const { return {internal_batch, max_batch_tokens}; }
   // Method parameters by name (steps, rule, samples...): each method declares the ones it takes
   // (ExplainerInfo::params); Explainer::explain rejects others and fills in the defaults.
   nlohmann::json params = nlohmann::json::object();
@@ -99,13 +117,13 @@ nlohmann::json explanation_json(const Classifier& clf, const Encoding& enc, cons
                                 const nlohmann::json& id = nullptr);
 
 // Model output for the target class of each sequence (TokenSequence from eval/faithfulness.h),
-// evaluated in padded batches of at most `batch_size` rows, without gradients. Used by the
-// perturbation methods (occlusion, LIME, KernelSHAP) and to bind the faithfulness metrics.
+// evaluated in padded batches within `limits`, without gradients. Used by the perturbation methods
+// (occlusion, LIME, KernelSHAP) and to bind the faithfulness metrics.
 std::vector<double> score_sequences(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                    const std::vector<int64_t>& targets, ModelOutput output, int64_t batch_size);
+                                    const std::vector<int64_t>& targets, ModelOutput output, const BatchLimits& limits);
 // Every class's logit of each sequence, the same batching (identical sequences computed once).
 std::vector<std::vector<double>> sequence_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                                 int64_t batch_size);
+                                                 const BatchLimits& limits);
 TokenSequence to_sequence(const Encoding& enc);
 
 // Positions a method may perturb / score as features: every non-special token.

@@ -26,7 +26,7 @@ std::vector<TokenSequence> window_sequences(const TokenSequence& whole, int64_t 
 }
 
 std::vector<std::vector<double>> windowed_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                                 int64_t stride, int64_t batch_size) {
+                                                 int64_t stride, const BatchLimits& limits) {
   const int64_t max_tokens = clf.model.config().max_tokens();
   std::vector<TokenSequence> windows;
   std::vector<size_t> first(1, 0);
@@ -34,7 +34,7 @@ std::vector<std::vector<double>> windowed_logits(const Classifier& clf, const st
     for (TokenSequence& w : window_sequences(q, max_tokens, stride)) windows.push_back(std::move(w));
     first.push_back(windows.size());
   }
-  const std::vector<std::vector<double>> per_window = sequence_logits(clf, windows, batch_size);
+  const std::vector<std::vector<double>> per_window = sequence_logits(clf, windows, limits);
   std::vector<std::vector<double>> out;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const double n = static_cast<double>(first[i + 1] - first[i]);
@@ -57,9 +57,9 @@ std::vector<double> softmax_of(const std::vector<double>& logits) {
 
 std::vector<double> score_sequences_windowed(const Classifier& clf, const std::vector<TokenSequence>& seqs,
                                              const std::vector<int64_t>& targets, ModelOutput output, int64_t stride,
-                                             int64_t batch_size) {
+                                             const BatchLimits& limits) {
   if (seqs.size() != targets.size()) fail("score_sequences: {} sequences but {} targets", seqs.size(), targets.size());
-  const std::vector<std::vector<double>> logits = windowed_logits(clf, seqs, stride, batch_size);
+  const std::vector<std::vector<double>> logits = windowed_logits(clf, seqs, stride, limits);
   std::vector<double> out;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const std::vector<double>& l = logits[i];

@@ -17,9 +17,9 @@ namespace salient {
 std::vector<TokenSequence> window_sequences(const TokenSequence& whole, int64_t max_tokens, int64_t stride);
 
 // Each sequence's logits, the mean over its windows; all windows go through the model together in
-// padded batches of at most `batch_size`.
+// padded batches within `limits`.
 std::vector<std::vector<double>> windowed_logits(const Classifier& clf, const std::vector<TokenSequence>& seqs,
-                                                 int64_t stride, int64_t batch_size);
+                                                 int64_t stride, const BatchLimits& limits);
 
 // The softmax of one input's (mean) logits, in double precision.
 std::vector<double> softmax_of(const std::vector<double>& logits);
@@ -28,7 +28,7 @@ std::vector<double> softmax_of(const std::vector<double>& logits);
 // mean logits.
 std::vector<double> score_sequences_windowed(const Classifier& clf, const std::vector<TokenSequence>& seqs,
                                              const std::vector<int64_t>& targets, ModelOutput output, int64_t stride,
-                                             int64_t batch_size);
+                                             const BatchLimits& limits);
 
 // `explainer` on every window for the one class `target` (batch_size windows at a time), its scores
 // stitched onto the whole input of `whole_length` tokens; extras.windows lists each window's start,

@@ -26,7 +26,9 @@ class ExpNetExplainer : public Explainer {
       loaded_dir_ = *dir;
     }
     net_.check_compatible(clf, *dir);
-    std::vector<std::vector<double>> scores = net_.explain(clf, inputs, std::max<int64_t>(o.internal_batch, 1));
+    int64_t longest = 1;
+    for (const Encoding* e : inputs) longest = std::max<int64_t>(longest, static_cast<int64_t>(e->ids.size()));
+    std::vector<std::vector<double>> scores = net_.explain(clf, inputs, rows_per_pass(o.limits(), longest));
     std::vector<Explanation> out;
     for (size_t i = 0; i < inputs.size(); ++i) out.push_back({name(), targets[i], std::move(scores[i]), {{"expnet", *dir}}});
     return out;

@@ -25,11 +25,9 @@ class SmatExplainer : public Explainer {
       explainer_ = smat::load_head_explainer(path);
       loaded_path_ = path;
     }
-    const int64_t chunk = std::max<int64_t>(o.internal_batch, 1);
     std::vector<Explanation> out;
     torch::NoGradGuard no_grad;
-    for (size_t b = 0; b < inputs.size(); b += chunk) {
-      const size_t e = std::min(inputs.size(), b + chunk);
+    for (const auto& [b, e] : passes_in_order(inputs, o.limits())) {
       std::vector<const Encoding*> part(inputs.begin() + b, inputs.begin() + e);
       Batch batch = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());
       torch::Tensor dist = smat::explain_with(explainer_, clf.model, batch);

@@ -228,6 +228,7 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
     ExplainOptions eo;
     eo.output = ModelOutput::Logit;  // the authors' gradient explainers differentiate the logit
     eo.internal_batch = o.internal_batch;
+    eo.max_batch_tokens = o.max_batch_tokens;
     eo.params = {{"layer", o.gradient_layer}};
     if (explainer == TeacherExplainer::IntegratedGradients) {
       eo.params["steps"] = o.ig_steps;
@@ -250,6 +251,7 @@ std::vector<SimulationExample> with_explanations(const Classifier& teacher, std:
   auto it = o.registered.find(method);
   ExplainOptions eo = it == o.registered.end() ? ExplainOptions{} : it->second;
   eo.internal_batch = o.internal_batch;
+  eo.max_batch_tokens = o.max_batch_tokens;
   const std::vector<Explanation> expl = explain_teacher_labels(teacher, out, method, eo);
   for (size_t i = 0; i < out.size(); ++i) {
     // softmax(s / max|s| / T) = softmax(s / (max|s|·T)); all-zero scores give the uniform one at any T.

@@ -49,6 +49,7 @@ struct StaticExplainerOptions {
   // says where the authors' IG code departs from it).
   std::string gradient_layer = "embeddings";
   int64_t internal_batch = 64;
+  int64_t max_batch_tokens = BatchLimits().tokens;  // text teachers' passes (explain/explainer.h)
   // Registered methods: scores divided by their largest magnitude in the example, then softmax over
   // the tokens at this temperature (their scales differ by orders of magnitude across methods).
   double registered_temperature = 0.1;

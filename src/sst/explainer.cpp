@@ -37,11 +37,9 @@ class SstSelectionExplainer : public Explainer {
     if (weight_.size(1) != clf.model.config().hidden_size)
       fail("--sst: the head of '{}' reads hidden size {}, the model has {}", dir, weight_.size(1), clf.model.config().hidden_size);
     const bool subset_scores = param_string(o, "sst_scores") == "subset";
-    const int64_t chunk = std::max<int64_t>(o.internal_batch, 1);
     std::vector<Explanation> out;
     torch::NoGradGuard ng;
-    for (size_t b = 0; b < inputs.size(); b += chunk) {
-      const size_t e = std::min(inputs.size(), b + chunk);
+    for (const auto& [b, e] : passes_in_order(inputs, o.limits())) {
       std::vector<const Encoding*> part(inputs.begin() + b, inputs.begin() + e);
       Batch batch = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());
       torch::Tensor s = sst::text_selection(clf, weight_.to(clf.model.device()), bias_.to(clf.model.device()), batch);

@@ -59,6 +59,11 @@ def test_explain_equals_the_cli(model_dir, run_cli):
     np.testing.assert_allclose(by_name[1].scores, cli[1]["token_scores"], rtol=0, atol=1e-9)
     # The shorthand through the registry entry is the same call.
     np.testing.assert_array_equal(salient.method("ig")(m, INPUTS, steps=16)[0].scores, got[0].scores)
+    # A token budget of a few rows per pass splits IG's points and LIME's samples: the same scores.
+    small = salient.explain(m, INPUTS, method="ig", steps=16, max_batch_tokens=24)
+    np.testing.assert_allclose(small[0].scores, got[0].scores, rtol=0, atol=1e-6)
+    lime = [salient.explain(m, INPUTS, method="lime", samples=40, max_batch_tokens=t)[1].scores for t in (4096, 24)]
+    np.testing.assert_allclose(lime[0], lime[1], rtol=0, atol=1e-6)
 
 
 def test_errors_are_python_exceptions_with_one_line_messages(model_dir, tmp_path):
@@ -70,6 +75,7 @@ def test_errors_are_python_exceptions_with_one_line_messages(model_dir, tmp_path
         (lambda: salient.explain(m, INPUTS, target="maybe"), ValueError, "maybe"),
         (lambda: salient.explain(m, INPUTS, return_tensors="tf"), ValueError, "return_tensors"),
         (lambda: m.predict(INPUTS, batch_size=0), ValueError, "batch_size"),
+        (lambda: salient.explain(m, INPUTS, max_batch_tokens=0), ValueError, "max_batch_tokens"),
         (lambda: salient.load(tmp_path / "missing"), FileNotFoundError, "missing"),
         (lambda: salient.load(tmp_path), FileNotFoundError, "config.json"),
         (lambda: salient.evaluate(m, str(tmp_path / "none.jsonl")), FileNotFoundError, "none.jsonl"),

@@ -42,9 +42,7 @@ std::vector<Explanation> AttentionExplainer::compute(const Classifier& clf, cons
                                                    const std::vector<int64_t>& targets, const ExplainOptions& o) {
   check_inputs(inputs, targets, clf.model.config().num_labels);
   std::vector<Explanation> out;
-  const size_t chunk = static_cast<size_t>(std::max<int64_t>(o.internal_batch, 1));
-  for (size_t s = 0; s < inputs.size(); s += chunk) {
-    const size_t e = std::min(inputs.size(), s + chunk);
+  for (const auto& [s, e] : passes_in_order(inputs, o.limits())) {
     std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
     std::vector<int64_t> part_targets(targets.begin() + s, targets.begin() + e);
     AttentionPass p = run_pass(clf, part, part_targets, output_of(o), with_grad_, with_hidden_);

@@ -51,7 +51,7 @@ std::vector<Explanation> EmbeddingGradientExplainer::compute(const Classifier& c
                                                            const ExplainOptions& o) {
   Prepared p = prepare(clf, inputs, targets, gradient_layer(o));
   std::vector<Explanation> out;
-  const int64_t chunk = std::max<int64_t>(o.internal_batch, 1), B = p.embeds.size(0);
+  const int64_t chunk = rows_per_pass(o.limits(), p.embeds.size(1)), B = p.embeds.size(0);
   for (int64_t s = 0; s < B; s += chunk) {
     const int64_t e = std::min(B, s + chunk);
     auto [f, g] = output_and_grad(clf, p.embeds.slice(0, s, e), p.batch.token_type_ids.slice(0, s, e),

@@ -120,7 +120,8 @@ class IntegratedGradients : public Explainer {
       const int64_t Lc = p.batch.lengths[row_ex[s]];
       for (run_end = s + 1; run_end < rows && 10 * p.batch.lengths[row_ex[run_end]] >= kIgPaddingRule * Lc; ++run_end) {
       }
-      const int64_t n_run = run_end - s, per = std::min(chunk, std::max<int64_t>(1, kIgTokenRows / Lc));
+      const int64_t n_run = run_end - s;
+      const int64_t per = rows_per_pass({chunk, std::min(kIgTokenRows, o.max_batch_tokens)}, Lc);
       const int64_t k = (n_run + per - 1) / per;
       for (int64_t i = 0, b = s; i < k; ++i) {
         const int64_t e = b + n_run / k + (i < n_run % k ? 1 : 0);

@@ -182,9 +182,7 @@ std::vector<Explanation> LrpExplainer::compute(const Classifier& clf, const std:
   check_inputs(inputs, targets, clf.model.config().num_labels);
   const HeadSelection select = head_selection(clf, o);
   std::vector<Explanation> out;
-  const size_t chunk = static_cast<size_t>(std::max<int64_t>(o.internal_batch, 1));
-  for (size_t s = 0; s < inputs.size(); s += chunk) {
-    const size_t e = std::min(inputs.size(), s + chunk);
+  for (const auto& [s, e] : passes_in_order(inputs, o.limits())) {
     std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
     std::vector<int64_t> tg(targets.begin() + s, targets.begin() + e);
     Batch batch = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());

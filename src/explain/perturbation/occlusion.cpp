@@ -29,7 +29,7 @@ class Occlusion : public Explainer {
         seq_targets.push_back(targets[i]);
       }
     }
-    const std::vector<double> f = score_sequences(clf, seqs, seq_targets, output_of(o), o.internal_batch);
+    const std::vector<double> f = score_sequences(clf, seqs, seq_targets, output_of(o), o.limits());
     std::vector<Explanation> out;
     size_t at = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -152,7 +152,7 @@ std::vector<Explanation> SurrogateExplainer::compute(const Classifier& clf, cons
       seq_targets.push_back(targets[i]);
     }
   }
-  const std::vector<double> values = score_sequences(clf, seqs, seq_targets, output_of(o), o.internal_batch);
+  const std::vector<double> values = score_sequences(clf, seqs, seq_targets, output_of(o), o.limits());
   std::vector<Explanation> out;
   size_t at = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
