@@ -337,8 +337,7 @@ void batched_logits(const Classifier& clf, const std::vector<TokenSequence>& seq
   std::vector<int64_t> lengths(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) lengths[i] = static_cast<int64_t>(seqs[rows[i]].ids.size());
   for (const auto& [s, e] : passes_in_order(lengths, limits)) {
-    int64_t L = 1;
-    for (size_t i = s; i < e; ++i) L = std::max<int64_t>(L, seqs[rows[i]].ids.size());
+    const int64_t L = std::max<int64_t>(1, *std::max_element(lengths.begin() + s, lengths.begin() + e));
     const int64_t B = static_cast<int64_t>(e - s);
     auto ids = torch::full({B, L}, pad, torch::kLong), types = torch::zeros({B, L}, torch::kLong),
          mask = torch::zeros({B, L}, torch::kLong);
