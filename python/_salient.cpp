@@ -239,6 +239,13 @@ PYBIND11_MODULE(_salient, m) {
           py::arg("output") = "", py::arg("batch_size") = 8, py::arg("seed") = 0, py::arg("windows") = false,
           py::arg("stride") = 0, py::arg("max_batch_tokens") = 4096)
       .def(
+          "memory_estimate",
+          [](const salient::Model& self, int64_t tokens, const std::string& method, const py::dict& params,
+             int64_t max_batch_tokens) {
+            return to_python(self.memory_estimate(tokens, method, to_json(params, "params"), max_batch_tokens).to_json());
+          },
+          py::arg("tokens"), py::arg("method"), py::arg("params") = py::dict(), py::arg("max_batch_tokens") = 4096)
+      .def(
           "faithfulness",
           [](const salient::Model& self, const py::handle& text, const std::vector<double>& token_scores, int64_t target,
              const std::string& output, int64_t k, const std::string& removal) {

@@ -12,6 +12,7 @@
 #include "model/classifier.h"
 #include "model/windows.h"
 #include "util/runtime.h"
+#include "util/tensor_memory.h"
 #include "test_util.h"
 
 using namespace salient;
@@ -293,4 +294,34 @@ TEST(Api, StudyOptionsAreCheckedByName) {
   const std::vector<std::string> names = option_names("sst.train");
   EXPECT_NE(std::find(names.begin(), names.end(), "lr"), names.end());
   EXPECT_NE(error_of([&] { option_names("sst.nothing"); }).find("sst.nothing"), std::string::npos);
+}
+
+// Model::memory_estimate is an upper bound on what each method's tensors hold at once (counted
+// exactly by a counting CPU allocator), and not a loose one: the rows' part of it within 3x of
+// what was measured. Lengths up to the fixture's 128 positions; passes filled to the token budget.
+TEST(MemoryEstimate, BoundsWhatEveryMethodHolds) {
+  const Model model = Model::load(model_dir());
+  tensor_memory::install();
+  const std::vector<std::string> words = {"a", "charming", "and", "moving", "journey", "through", "memory"};
+  for (const ExplainerInfo& info : methods()) {
+    if (info.family == "learned") continue;  // they need a trained artifact; their passes are attentions'
+    for (const int64_t pieces : {8, 60, 126}) {
+      std::string text;
+      for (size_t i = 0; static_cast<int64_t>(model.tokenize({text + " " + words[i % words.size()]}).ids.size()) <= pieces; ++i)
+        text += (text.empty() ? "" : " ") + words[i % words.size()];
+      const int64_t tokens = static_cast<int64_t>(model.tokenize({text}).ids.size());
+      const int64_t before = tensor_memory::current();
+      tensor_memory::reset_peak();
+      model.explain({{text}}, info.name, nlohmann::json::object(), "pred", "", 8, 0, {}, 2048);
+      const int64_t measured = tensor_memory::peak() - before;
+      const int64_t estimate = model.memory_estimate(tokens, info.name, nlohmann::json::object(), 2048).request_bytes;
+      EXPECT_LE(measured, estimate) << info.name << " at " << tokens << " tokens";
+      EXPECT_LE(estimate - (4 << 20), 3 * measured) << info.name << " at " << tokens << " tokens";
+    }
+  }
+  EXPECT_GT(model.memory_estimate(100, "lime").request_bytes, model.memory_estimate(100, "lime", {}, 256).request_bytes);
+  EXPECT_GT(model.memory_estimate(100, "ig").weight_bytes, 0);
+  EXPECT_NE(error_of([&] { model.memory_estimate(100, "limes"); }).find("limes"), std::string::npos);
+  EXPECT_NE(error_of([&] { model.memory_estimate(100, "lime", {{"samples", 0}}); }).find("--samples"), std::string::npos);
+  EXPECT_NE(error_of([&] { model.memory_estimate(0, "lime"); }).find("tokens"), std::string::npos);
 }

@@ -3,6 +3,10 @@
 // server, concurrency, shutdown and the page in Chromium are tested in tests/python/test_serve.py.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <optional>
+#include <thread>
+
 #include "serve/api.h"
 #include "test_util.h"
 
@@ -179,4 +183,63 @@ TEST(ServeRequest, MessagesQuotingBytesThatAreNotUtf8CanBeSentAsJson) {
   EXPECT_EQ(status, 400);
   EXPECT_NO_THROW((void)nlohmann::json({{"error", message}}).dump()) << message;
   EXPECT_EQ(one_line("a\nb\r\xff\xc3\xa9"), "a b \xEF\xBF\xBD\xC3\xA9");
+}
+
+// The memory gate: first come first served within the budget; a request beyond the whole budget
+// is 413, one the queue cannot take or that waited too long 503 with a Retry-After.
+TEST(ServeMemoryGate, AdmitsInOrderWithinTheBudgetAndShedsTheRest) {
+  using salient::serve::MemoryGate;
+  MemoryGate gate(100, /*max_waiting=*/1, /*max_wait_seconds=*/0.2);
+  EXPECT_EQ(failure_of([&] { gate.admit(101, "explain"); }).first, 413);
+  EXPECT_NE(failure_of([&] { gate.admit(101, "explain"); }).second.find("--max-memory"), std::string::npos);
+  std::optional<MemoryGate::Admission> first = gate.admit(60, "explain");
+  EXPECT_EQ(gate.in_use(), 60);
+  {
+    const auto second = gate.admit(40, "explain");  // fits beside the first
+    EXPECT_EQ(gate.in_use(), 100);
+  }
+  EXPECT_EQ(gate.in_use(), 60);
+  // Waits, and is refused when the time is up.
+  try {
+    gate.admit(50, "explain");
+    ADD_FAILURE() << "expected 503";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 503);
+    EXPECT_GE(e.retry_after(), 1);
+    EXPECT_NE(std::string(e.what()).find("--max-wait"), std::string::npos);
+  }
+  EXPECT_EQ(gate.waiting(), 0);
+  // One waits (admitted when the first ends); a second waiting one is over the queue's bound.
+  std::atomic<bool> admitted{false};
+  std::thread waiter([&] {
+    const auto a = gate.admit(50, "explain");
+    admitted = true;
+  });
+  while (gate.waiting() == 0) std::this_thread::yield();
+  EXPECT_EQ(failure_of([&] { gate.admit(1, "predict"); }).first, 503);  // queue full, and no overtaking
+  first.reset();
+  waiter.join();
+  EXPECT_TRUE(admitted);
+  EXPECT_EQ(gate.in_use(), 0);
+}
+
+// The API under a budget: requests say what they need before they run, /api/models reports it,
+// and one that can never fit is refused without running.
+TEST(ServeApi, RequestsWaitForTheirEstimatedMemory) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Api api({model_dir()}, {}, "");
+  const nlohmann::json models = api.models();
+  const nlohmann::json& memory = models["models"][0]["memory"];
+  EXPECT_GT(memory["weight_bytes"].get<int64_t>(), 0);
+  EXPECT_GT(memory["explain_bytes"]["lime"].get<int64_t>(), memory["explain_bytes"]["saliency"].get<int64_t>());
+  EXPECT_FALSE(models["memory"].contains("budget_bytes"));  // no budget unless set
+  const nlohmann::json body = {{"text", "a charming and moving journey"}, {"methods", {"lime"}}};
+  api.set_memory_budget(1 << 20);  // less than any explanation needs
+  const auto [status, message] = failure_of([&] { api.explain(body); });
+  EXPECT_EQ(status, 413);
+  EXPECT_NE(message.find("--max-memory"), std::string::npos) << message;
+  api.set_memory_budget(int64_t{1} << 32);
+  EXPECT_EQ(api.explain(body)["explanations"].size(), 1u);
+  EXPECT_EQ(api.models()["memory"]["budget_bytes"], int64_t{1} << 32);
+  EXPECT_EQ(api.models()["memory"]["in_use_bytes"], 0);
 }

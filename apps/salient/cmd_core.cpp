@@ -8,8 +8,8 @@ namespace salient::cli {
 namespace {
 
 // `salient info`: runtime_info's JSON, or a few readable lines.
-void print_info(const std::string& model_dir, bool json_out) {
-  const nlohmann::json j = runtime_info(model_dir);
+void print_info(const std::string& model_dir, bool json_out, int64_t tokens, int64_t max_batch_tokens) {
+  const nlohmann::json j = runtime_info(model_dir, tokens, max_batch_tokens);
   if (json_out) {
     std::cout << j.dump(2) << "\n";
     return;
@@ -40,6 +40,21 @@ void print_info(const std::string& model_dir, bool json_out) {
     std::cout << "labels    ";
     for (size_t i = 0; i < mj["labels"].size(); ++i) std::cout << (i ? ", " : "") << i << "=" << mj["labels"][i].get<std::string>();
     std::cout << "\n";
+    // Estimates made before running (upper bounds; docs/PERFORMANCE.md, "Memory known in advance").
+    const nlohmann::json& mem = mj["memory"];
+    std::cout << fmt::format("memory    weights {:.0f} MB; one explain call on {} tokens (--max-batch-tokens {}), MB:\n",
+                             mem["weight_bytes"].get<double>() / 1e6, mem["tokens"].get<int64_t>(),
+                             mem["max_batch_tokens"].get<int64_t>());
+    std::string line = "         ";
+    for (const auto& [method, bytes] : mem["explain_bytes"].items()) {
+      const std::string item = fmt::format(" {} {:.0f}", method, bytes.get<double>() / 1e6);
+      if (line.size() + item.size() > 100) {
+        std::cout << line << "\n";
+        line = "         ";
+      }
+      line += item;
+    }
+    std::cout << line << "\n";
   }
 }
 
@@ -82,6 +97,9 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
   auto* info_cmd = app.add_subcommand("info", "architecture, parameters, labels, BLAS and threads");
   info_cmd->add_option("--model", info_model, "model directory");
   info_cmd->add_flag("--json", info_json, "print JSON");
+  static int64_t info_tokens = 0, info_batch_tokens = 4096;
+  info_cmd->add_option("--tokens", info_tokens, "memory estimates for an input of this many word pieces (default: the model's longest)");
+  info_cmd->add_option("--max-batch-tokens", info_batch_tokens, "memory estimates under this token budget per pass");
 
   static TrainRun tr;
   auto* train_cmd = app.add_subcommand("train", "train a classifier from scratch or fine-tune a checkpoint");
@@ -134,7 +152,7 @@ void add_core_commands(CLI::App& app, std::vector<Command>& commands) {
                         pr.text = text_format(pr_format, pr.output);
                         run_predict(pr);
                       }});
-  commands.push_back({info_cmd, [] { print_info(info_model, info_json); }});
+  commands.push_back({info_cmd, [] { print_info(info_model, info_json, info_tokens, info_batch_tokens); }});
   commands.push_back({eval_cmd, [] { std::cout << evaluate(ev).dump() << "\n"; }});
   commands.push_back({train_cmd, [scratch_only, dropout_opt, attention_dropout_opt] {
     if (!train_labels.empty()) tr.label_names = split_list(train_labels);

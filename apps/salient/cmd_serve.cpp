@@ -18,6 +18,17 @@ void add_serve_commands(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--max-text-bytes", o.limits.max_text_bytes, "largest text (+ pair) to explain");
   cmd->add_option("--max-methods", o.limits.max_methods, "methods per explain request");
   cmd->add_option("--max-attattr-steps", o.limits.max_attattr_steps, "largest m (integration points) of an AttAttr request");
+  cmd->add_option("--max-memory", o.max_memory_bytes,
+                  "resident memory the server may reach, models included, e.g. 4GB (kB = 1000 bytes, KiB = 1024); "
+                  "requests that would pass it wait or get 503 (default: a sixth of the machine's memory)")
+      ->transform(CLI::AsSizeValue(true));
+  cmd->add_option("--max-queue", o.limits.max_queue, "requests waiting for memory at once (more get 503)");
+  cmd->add_option("--max-wait", o.limits.max_wait_seconds, "seconds a request waits for memory before 503");
+  cmd->add_option("--max-retained", o.max_retained_bytes,
+                  "freed memory kept for reuse between requests, e.g. 256MB; beyond it is handed back to the system")
+      ->transform(CLI::AsSizeValue(true));
+  cmd->add_option("--max-batch-tokens", o.limits.max_batch_tokens,
+                  "token positions (rows × padded length) of one internal forward pass; bounds memory, not results");
   cmd->add_option("--max-seconds", o.limits.max_seconds,
                   "per request: methods not started within this time are refused (a running method finishes)");
   commands.push_back({cmd, [] {

@@ -1,6 +1,7 @@
 #pragma once
 // The explainer registry as the public API shows it: each method's name, family, summary and the
 // parameters it declares (salient::methods(), `salient explain --list`, GET /api/methods).
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -31,12 +32,33 @@ struct ParamSpec {
   std::string describe() const;
 };
 
+// What the method's internal passes hold in memory, for estimates made before it runs
+// (Model::memory_estimate; the bytes of each kind of pass: src/explain/memory.cpp).
+struct Footprint {
+  enum class Pass {
+    forward,              // one layer's activations at a time, no gradient
+    attentions,           // and every layer's attention probabilities (or hidden states), kept
+    gradient,             // every layer's activations, kept for a backward pass
+    attention_gradients,  // and every layer's attention probabilities with their gradients
+    relevance,            // and their relevances (LRP)
+  };
+  Pass pass = Pass::forward;
+  // Rows of one pass: the input alone, or as many as the token budget lets in (perturbed inputs,
+  // IG's points), at most `token_cap` token positions where the method caps them itself (0: none).
+  bool fills_budget = false;
+  int64_t token_cap = 0;
+  // What bounds the rows in all, when fewer than the budget: "tokens" (one row per token), the
+  // name of an int parameter (samples, steps), or "" (nothing).
+  std::string rows_bound;
+};
+
 struct ExplainerInfo {
   std::string name;
   std::string family;  // baseline | gradient | perturbation | attention | lrp | learned
   std::string summary;
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Explainer>()> make;
+  Footprint footprint;
 };
 
 }  // namespace salient

@@ -87,8 +87,10 @@ struct TrainRun {
 nlohmann::json train(const TrainRun& run);
 
 // The runtime (LibTorch, threads, device, BLAS, MPI) and, given a model directory, its
-// architecture, parameters and labels (a base encoder too), as `salient info --json` prints it.
-nlohmann::json runtime_info(const std::string& model_dir = "");
+// architecture, parameters and labels (a base encoder too), as `salient info --json` prints it;
+// with a task head also the memory one explain request needs per method (Model::memory_estimate)
+// on an input of `tokens` word pieces (0: the model's longest) under `max_batch_tokens`.
+nlohmann::json runtime_info(const std::string& model_dir = "", int64_t tokens = 0, int64_t max_batch_tokens = 4096);
 
 // What the explain and benchmark commands take for their methods beside each method's own
 // defaults: parameters by name as text (`--steps 50`), typed by the declaration of each method that

@@ -1,6 +1,7 @@
 #pragma once
 // Process-wide settings of the library: threads, the device, OpenBLAS's kernels, how freed memory is
 // kept, progress output.
+#include <cstdint>
 #include <string>
 
 namespace salient {
@@ -42,5 +43,24 @@ void set_progress(bool enabled);
 // $SALIENT_RETAIN_MEMORY=0 leaves glibc's defaults (1 or unset: on; anything else is an error).
 // Returns whether it is on. The CLI and the benchmarks call it first thing.
 bool retain_freed_memory();
+
+// The machine's memory as this process sees it: MemTotal, lowered to a cgroup limit when there is
+// one. -1 when it cannot be read.
+int64_t total_memory_bytes();
+
+// The process's resident set now (/proc/self/statm). -1 when it cannot be read.
+int64_t resident_bytes();
+
+// Blocks of at least `bytes` get their own mapping, handed back to the system as soon as they are
+// freed (glibc: a fixed M_MMAP_THRESHOLD, undoing retain_freed_memory for them). The server's
+// resident memory then follows the tensors alive, at the cost of faulting each large block in
+// anew. Returns whether it took effect.
+bool release_large_blocks(int64_t bytes);
+
+// Hands freed memory that malloc keeps back to the system when it holds more than `keep_bytes`
+// (glibc's malloc_trim: every arena, not only the heap's top). What retain_freed_memory keeps is
+// then capped, so a long-running process (the server) returns close to its idle size after a
+// burst. Returns the bytes malloc held free before (0 where it cannot tell).
+int64_t trim_freed_memory(int64_t keep_bytes);
 
 }  // namespace salient

@@ -36,6 +36,14 @@ struct ModelInfo {
   std::vector<std::string> labels;    // labels() (a base encoder's config names them too)
 };
 
+// Bytes of memory: the weights, held once per loaded model, and the most one request's tensors
+// hold at once beyond them (Model::memory_estimate).
+struct MemoryEstimate {
+  int64_t weight_bytes = 0;
+  int64_t request_bytes = 0;
+  nlohmann::json to_json() const { return {{"weight_bytes", weight_bytes}, {"request_bytes", request_bytes}}; }
+};
+
 // One input: a text (and optionally its pair), as a person types it.
 struct TextInput {
   std::string text;
@@ -112,6 +120,23 @@ class Model {
                                       const std::string& target = "pred", const std::string& output = "",
                                       int64_t batch_size = 8, uint64_t seed = 0, const LongInputs& long_inputs = {},
                                       int64_t max_batch_tokens = 4096) const;
+
+  // Memory one explain call on one input of `tokens` word pieces needs, known before it runs
+  // (explain/memory.h): the bytes its tensors hold at most at once, from the model's shape, the
+  // method's passes and the token budget; the weights, held once, apart. An upper bound checked
+  // against an exact count (bench/bench_memory.cpp, tests).
+  MemoryEstimate memory_estimate(int64_t tokens, const std::string& method,
+                                 const nlohmann::json& params = nlohmann::json::object(),
+                                 int64_t max_batch_tokens = 4096) const;
+  // The same for the other calls on one input of `tokens` word pieces, in bytes beyond the weights:
+  // predict (one forward pass); attentions() (every layer's maps kept, and the nested vectors it
+  // returns); faithfulness() (passes of perturbed inputs at the library's default limits);
+  // attattr() with these options on every layer (the largest chunk of points, each layer's
+  // attention, attribution and gradient kept, and the JSON).
+  int64_t predict_memory(int64_t tokens) const;
+  int64_t attentions_memory(int64_t tokens) const;
+  int64_t faithfulness_memory(int64_t tokens) const;
+  int64_t attattr_memory(int64_t tokens, const AttAttrOptions& options = {}) const;
 
   // Faithfulness of token scores (one per token of tokenize(input)) for the class `target`:
   // comprehensiveness and sufficiency of the top k removable tokens (k <= 0: ceil(20%), ERASER),

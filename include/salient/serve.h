@@ -17,6 +17,9 @@ struct ApiLimits {
   double max_seconds = 120;       // per request: methods not started by then are refused
   int64_t max_examples = 200;     // per /api/examples request
   int64_t max_attattr_steps = 64; // integration points m of /api/attattr
+  int64_t max_batch_tokens = 4096; // token positions of one internal pass (memory; results do not depend on it)
+  int64_t max_queue = 16;          // requests waiting for memory at once; more get 503
+  double max_wait_seconds = 30;    // how long a request waits for memory before 503
 };
 
 struct ServerOptions {
@@ -26,6 +29,12 @@ struct ServerOptions {
   int port = 8080;                            // 0: any free port (passed to on_listening)
   int threads = 4;                            // requests served at once
   size_t max_body_bytes = 1 << 16;
+  // Resident memory the server may reach, models included: requests whose estimated memory does
+  // not fit beside those in flight wait (--max-queue, --max-wait) or get 503. 0: a sixth of the
+  // machine's memory (its cgroup limit where lower).
+  int64_t max_memory_bytes = 0;
+  // Freed memory malloc may keep for reuse between requests; beyond it is handed back.
+  int64_t max_retained_bytes = 256 << 20;
   ApiLimits limits;
   void validate() const;  // one-line errors naming the CLI flag
 };

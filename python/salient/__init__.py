@@ -264,6 +264,12 @@ class Model:
         as_tensor = _check_return_tensors(return_tensors)
         return [Prediction(d, as_tensor) for d in self._core.predict(_texts(texts), batch_size, windows, stride)]
 
+    def memory_estimate(self, tokens, method, max_batch_tokens=4096, **params):
+        """Memory one ``explain`` call with ``method`` (and its parameters) needs on one input of
+        ``tokens`` word pieces, known before it runs: ``{"weight_bytes", "request_bytes"}``, the
+        weights (held once) and the most bytes the call's tensors hold at once (an upper bound)."""
+        return self._core.memory_estimate(int(tokens), method, params, int(max_batch_tokens))
+
     def __repr__(self):
         c = self.config
         return (f"salient.Model({self.path!r}, {c.get('model_type')}, {c.get('num_hidden_layers')} layers × "

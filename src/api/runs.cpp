@@ -17,6 +17,7 @@
 #include "dist/shards.h"
 #include "eval/faithfulness.h"
 #include "explain/explainer.h"
+#include "explain/memory.h"
 #include "model/checkpoint.h"
 #include "model/classifier.h"
 #include "salient/distributed.h"
@@ -231,7 +232,9 @@ nlohmann::json evaluate(const EvaluateRun& a) {
   return j;
 }
 
-nlohmann::json runtime_info(const std::string& model_dir) {
+nlohmann::json runtime_info(const std::string& model_dir, int64_t tokens, int64_t max_batch_tokens) {
+  if (tokens < 0) fail("--tokens: must be >= 0 (got {})", tokens);
+  if (max_batch_tokens <= 0) fail("--max-batch-tokens: must be positive (got {})", max_batch_tokens);
   BlasInfo blas = blas_info();
   nlohmann::json j;
   j["torch"] = TORCH_VERSION;
@@ -262,6 +265,18 @@ nlohmann::json runtime_info(const std::string& model_dir) {
           if (c.family().hf_weight_name(name) == hf) head += t.numel();
       j["model"]["parameters"] = m.parameter_count() - head;
       j["model"]["labels"] = nlohmann::json::array();
+    } else {
+      const int64_t L = tokens > 0 ? std::min(tokens, c.max_tokens()) : c.max_tokens();
+      nlohmann::json per_method = nlohmann::json::object();
+      for (const ExplainerInfo& info : explainer_registry()) {
+        if (info.family == "learned") continue;  // their artifacts are named per call
+        const nlohmann::json defaults = with_declared_params(info, ExplainOptions()).params;
+        per_method[info.name] = explain_bytes(c, info.footprint, defaults, L, BatchLimits{64, max_batch_tokens});
+      }
+      int64_t weight_bytes = 0;
+      for (const torch::Tensor& t : m.parameters()) weight_bytes += static_cast<int64_t>(t.nbytes());
+      j["model"]["memory"] = {{"weight_bytes", weight_bytes}, {"tokens", L}, {"max_batch_tokens", max_batch_tokens},
+                              {"explain_bytes", per_method}};
     }
   }
   return j;

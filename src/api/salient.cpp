@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attattr/attribution.h"
 #include "attattr/render.h"
 #include "attattr/report.h"
 #include "data/dataset.h"
 #include "eval/classification.h"
 #include "eval/faithfulness.h"
 #include "explain/long_inputs.h"
+#include "explain/memory.h"
 #include "model/checkpoint.h"
 #include "model/classifier.h"
 #include "model/windows.h"
@@ -215,6 +217,49 @@ std::vector<Prediction> Model::predict(const std::vector<TextInput>& inputs, int
     out.push_back(std::move(p));
   }
   return out;
+}
+
+MemoryEstimate Model::memory_estimate(int64_t tokens, const std::string& method, const nlohmann::json& params,
+                                      int64_t max_batch_tokens) const {
+  if (tokens <= 0) fail("tokens: must be positive (got {})", tokens);
+  if (max_batch_tokens <= 0) fail("max_batch_tokens: must be positive (got {})", max_batch_tokens);
+  const ExplainerInfo& info = explainer_info(method);  // an unknown name lists the valid ones
+  ExplainOptions opts;
+  opts.params = params_object(params);
+  const ExplainOptions completed = with_declared_params(info, opts);  // the same one-line errors as explain()
+  MemoryEstimate e;
+  for (const torch::Tensor& p : clf_->model.parameters()) e.weight_bytes += static_cast<int64_t>(p.nbytes());
+  opts.max_batch_tokens = max_batch_tokens;
+  e.request_bytes = explain_bytes(config(), info.footprint, completed.params, tokens, opts.limits());
+  return e;
+}
+
+int64_t Model::predict_memory(int64_t tokens) const {
+  return pass_bytes(config(), Footprint::Pass::forward, 1, std::min(std::max<int64_t>(tokens, 1), config().max_tokens()));
+}
+
+int64_t Model::attentions_memory(int64_t tokens) const {
+  const ModelConfig& c = config();
+  const int64_t L = std::min(std::max<int64_t>(tokens, 1), c.max_tokens());
+  // The returned [layers][heads][L][L] doubles besides the pass.
+  return pass_bytes(c, Footprint::Pass::attentions, 1, L) + c.num_hidden_layers * c.num_attention_heads * L * L * 8;
+}
+
+int64_t Model::faithfulness_memory(int64_t tokens) const {
+  const int64_t L = std::min(std::max<int64_t>(tokens, 1), config().max_tokens());
+  return pass_bytes(config(), Footprint::Pass::forward, rows_per_pass(BatchLimits(), L), L);
+}
+
+int64_t Model::attattr_memory(int64_t tokens, const AttAttrOptions& options) const {
+  const ModelConfig& c = config();
+  const int64_t L = std::min(std::max<int64_t>(tokens, 1), c.max_tokens());
+  // The first layer's chunk is the largest (its points run through every layer above it).
+  const double point = attattr::bytes_per_point(clf_->model, 0, L);
+  const double chunk = std::min(static_cast<double>(std::max(options.m, 1)) * point,
+                                std::max(options.max_batch_mb * 1048576.0, point));
+  // Per layer: attention, attribution and weighted gradient (float32), and the JSON's doubles.
+  const int64_t maps = c.num_hidden_layers * c.num_attention_heads * L * L;
+  return static_cast<int64_t>(chunk) + maps * (3 * 4 + 8 + 16) + pass_bytes(c, Footprint::Pass::forward, 1, L);
 }
 
 std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, const std::string& method,

@@ -18,6 +18,7 @@
 #include "salient/distributed.h"
 #include "eval/plausibility.h"
 #include "explain/long_inputs.h"
+#include "explain/memory.h"
 #include "smat/study.h"
 #include "util/error.h"
 #include "util/append_file.h"
@@ -99,6 +100,8 @@ const std::vector<MetricInfo>& metric_registry() {
       {"insertion_auc", "faithfulness", true, "area under F while keeping only the top tokens"},
       {"time_ms", "cost", false, "wall time of the explain call per example"},
       {"peak_mem_mb", "cost", false, "memory the explain call allocated at its peak (MiB)"},
+      {"estimated_mem_mb", "cost", false,
+       "memory the explain call was estimated to need before it ran (MiB; Model::memory_estimate, an upper bound)"},
       {"simulability", "simulation", true,
        "SMaT: agreement with the model of students trained with the method's explanations, against students without "
        "(trains students: see --sim-* options)"},
@@ -275,6 +278,13 @@ std::string run_benchmark(const BenchmarkOptions& a) {
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
                         double(todo.size());
       const double mem = sampler.stop();
+      // Estimated for the whole chunk, so that a resumed run writes the same number.
+      int64_t longest = 0;
+      for (size_t i = s; i < e; ++i) longest = std::max<int64_t>(longest, static_cast<int64_t>(encs[i].ids.size()));
+      const double estimate =
+          static_cast<double>(explain_bytes(clf.model.config(), explainer_info(method).footprint, method_options[method].params,
+                                            longest, method_options[method].limits(), static_cast<int64_t>(e - s))) /
+          (1024.0 * 1024.0);
       for (size_t k = 0; k < todo.size(); ++k) {
         const size_t i = todo[k];
         const Record& rec = data.records[i];
@@ -282,6 +292,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         nlohmann::json m;
         m["time_ms"] = ms;
         m["peak_mem_mb"] = num(mem);
+        m["estimated_mem_mb"] = num(estimate);
         const std::vector<int64_t> word_of = whitespace_word_ids(rec.text, enc, 0);
         if (want_plaus) {
           std::vector<double> tok_scores;

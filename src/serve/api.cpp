@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+
 namespace salient::serve {
 
 namespace {
@@ -18,6 +19,13 @@ nlohmann::json prediction_json(const Model& m, const Prediction& p, const Encodi
   if (!p.value) j["labels"] = m.labels();
   return j;
 }
+
+// What nlohmann::json holds and writes for one number of a reply (a value, its place in an array,
+// up to 20 characters of text, the copy httplib sends), measured on /api/attention's replies.
+constexpr int64_t kReplyBytesPerNumber = 64;
+
+// The server's bound on one chunk of AttAttr's integration points (AttAttrOptions::max_batch_mb).
+constexpr double kAttAttrBatchMb = 256;
 
 }  // namespace
 
@@ -51,10 +59,52 @@ const ServedModel& Api::model_of(const TextRequest& request) const {
                                   fmt::join(names, ", ")));
 }
 
+void Api::set_memory_budget(int64_t request_bytes) {
+  gate_ = request_bytes > 0 ? std::make_unique<MemoryGate>(request_bytes, limits_.max_queue, limits_.max_wait_seconds)
+                            : nullptr;
+}
+
+std::optional<MemoryGate::Admission> Api::admit(int64_t bytes, const std::string& what) const {
+  if (!gate_) return std::nullopt;
+  return gate_->admit(bytes, what);
+}
+
+int64_t Api::explain_bytes(const ServedModel& sm, const ExplainRequest& request, int64_t tokens) const {
+  int64_t most = sm.model->predict_memory(tokens);
+  for (const MethodRequest& a : request.methods)
+    most = std::max(most, sm.model->memory_estimate(tokens, a.name, a.params, limits_.max_batch_tokens).request_bytes);
+  if (request.faithfulness) most = std::max(most, sm.model->faithfulness_memory(tokens));
+  return most;
+}
+
+int64_t Api::attention_bytes(const ServedModel& sm, int64_t tokens) const {
+  const ModelInfo c = sm.model->info();
+  const int64_t L = std::min(tokens, c.max_tokens);
+  return sm.model->attentions_memory(tokens) + c.layers * c.heads * L * L * kReplyBytesPerNumber;
+}
+
+int64_t Api::attattr_bytes(const ServedModel& sm, const AttAttrRequest& request, int64_t tokens) const {
+  const ModelInfo c = sm.model->info();
+  const int64_t L = std::min(tokens, c.max_tokens);
+  AttAttrOptions o;
+  o.m = static_cast<int>(request.m);
+  o.max_batch_mb = kAttAttrBatchMb;
+  // The reply holds one layer's heads.
+  return sm.model->attattr_memory(tokens, o) + c.heads * L * L * kReplyBytesPerNumber;
+}
+
 nlohmann::json Api::models() const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : models_) {
     const ModelInfo c = m.model->info();
+    nlohmann::json per_method = nlohmann::json::object();
+    int64_t weights = 0;
+    for (const ExplainerInfo& info : salient::methods()) {
+      if (info.family == "learned") continue;  // their artifacts are named per request
+      const MemoryEstimate e = m.model->memory_estimate(c.max_tokens, info.name, nlohmann::json::object(), limits_.max_batch_tokens);
+      per_method[info.name] = e.request_bytes;
+      weights = e.weight_bytes;
+    }
     out.push_back({{"name", m.name},
                    {"path", m.path},
                    {"model_type", c.model_type},
@@ -62,9 +112,19 @@ nlohmann::json Api::models() const {
                    {"heads", c.heads},
                    {"hidden_size", c.hidden_size},
                    {"max_tokens", c.max_tokens},
-                   {"labels", c.labels}});
+                   {"labels", c.labels},
+                   {"memory", {{"weight_bytes", weights},
+                               {"longest_input_tokens", c.max_tokens},
+                               {"explain_bytes", per_method},
+                               {"attention_bytes", attention_bytes(m, c.max_tokens)}}}});
   }
-  return {{"models", out}};
+  nlohmann::json memory = {{"max_batch_tokens", limits_.max_batch_tokens}};
+  if (gate_) {
+    memory["budget_bytes"] = gate_->capacity();
+    memory["in_use_bytes"] = gate_->in_use();
+    memory["waiting"] = gate_->waiting();
+  }
+  return {{"models", out}, {"memory", memory}};
 }
 
 nlohmann::json Api::methods() const {
@@ -113,6 +173,7 @@ nlohmann::json Api::predict(const nlohmann::json& body) const {
   const ServedModel& sm = model_of(request);
   const TextInput in = input_of(request);
   const Encoding enc = sm.model->tokenize(in);
+  const auto admission = admit(sm.model->predict_memory(static_cast<int64_t>(enc.ids.size())), "predict");
   nlohmann::json j = prediction_json(*sm.model, sm.model->predict(std::vector<Encoding>{enc})[0], enc);
   j["model"] = sm.name;
   return j;
@@ -127,6 +188,7 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
   // Every method is checked before any runs: a typo in the last one costs nothing.
   for (const MethodRequest& a : request.methods) check_method_call(a.name, a.params, a.output);
   const Encoding enc = sm.model->tokenize(in);
+  const auto admission = admit(explain_bytes(sm, request, static_cast<int64_t>(enc.ids.size())), "explain");
   const Prediction pred = sm.model->predict(std::vector<Encoding>{enc})[0];
   nlohmann::json out = {{"model", sm.name}, {"prediction", prediction_json(*sm.model, pred, enc)}};
   // The predicted class is known: naming it spares every method a forward pass to find it again.
@@ -141,7 +203,8 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const Explanation ex = sm.model->explain({in}, a.name, a.params, explained, a.output)[0];
+    const Explanation ex =
+        sm.model->explain({in}, a.name, a.params, explained, a.output, 8, 0, {}, limits_.max_batch_tokens)[0];
     nlohmann::json e = ex.to_json();
     e["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (request.faithfulness && !pred.value) e["faithfulness"] = sm.model->faithfulness(in, ex.scores, ex.target);
@@ -161,6 +224,9 @@ nlohmann::json Api::attattr(const nlohmann::json& body) const {
   if (layer < 0 || layer >= layers) bad_request(fmt::format("layer: must be in 0..{}, got {}", layers - 1, layer));
   AttAttrOptions o;
   o.m = static_cast<int>(request.m);
+  o.max_batch_mb = kAttAttrBatchMb;
+  const auto admission =
+      admit(attattr_bytes(sm, request, static_cast<int64_t>(sm.model->tokenize(in).ids.size())), "attattr");
   nlohmann::json tree;
   const nlohmann::json all = sm.model->attattr(in, target, o, &tree);  // one attribution for both
   tree["svg"] = attattr_tree_svg(tree);
@@ -181,7 +247,9 @@ nlohmann::json Api::attention(const nlohmann::json& body) const {
   const TextRequest request = parse_text_request(body, limits_);
   const ServedModel& sm = model_of(request);
   const TextInput in = input_of(request);
-  return {{"model", sm.name}, {"tokens", sm.model->tokenize(in).tokens}, {"attentions", sm.model->attentions(in)}};
+  const Encoding enc = sm.model->tokenize(in);
+  const auto admission = admit(attention_bytes(sm, static_cast<int64_t>(enc.ids.size())), "attention");
+  return {{"model", sm.name}, {"tokens", enc.tokens}, {"attentions", sm.model->attentions(in)}};
 }
 
 }  // namespace salient::serve

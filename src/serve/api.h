@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "salient/salient.h"
+#include "serve/memory_gate.h"
 #include "serve/request.h"
 
 namespace salient::serve {
@@ -29,7 +31,9 @@ class Api {
   Api(const std::vector<std::string>& model_dirs, const std::vector<std::string>& datasets, const std::string& data_dir,
       ApiLimits limits = {});
 
-  nlohmann::json models() const;    // GET /api/models
+  // GET /api/models: each model's shape, and its memory: weights, and one request on its longest
+  // input per method; the server's budget and what is in use.
+  nlohmann::json models() const;
   nlohmann::json methods() const;   // GET /api/methods: the registry with parameters, and the metrics
   nlohmann::json datasets() const;  // GET /api/datasets
   // GET /api/examples?data=SPEC&offset=N&limit=N: texts, labels and word rationales.
@@ -49,13 +53,26 @@ class Api {
 
   const ApiLimits& limits() const { return limits_; }
 
+  // From now on every request that runs a model first waits for its estimated memory to fit in
+  // `request_bytes` beside the requests in flight (serve/memory_gate.h); 0: no budget (the default).
+  void set_memory_budget(int64_t request_bytes);
+
+  // Memory one request needs, estimated before it runs (Model::memory_estimate and the JSON it
+  // answers with), for a parsed request on `tokens` word pieces.
+  int64_t explain_bytes(const ServedModel& sm, const ExplainRequest& request, int64_t tokens) const;
+  int64_t attention_bytes(const ServedModel& sm, int64_t tokens) const;
+  int64_t attattr_bytes(const ServedModel& sm, const AttAttrRequest& request, int64_t tokens) const;
+
  private:
   const ServedModel& model_of(const TextRequest& request) const;
+  // Waits for `bytes` (or throws 503 / 413); the returned admission gives them back.
+  std::optional<MemoryGate::Admission> admit(int64_t bytes, const std::string& what) const;
 
   std::vector<ServedModel> models_;
   std::map<std::string, Dataset> datasets_;
   std::vector<std::string> dataset_order_;
   ApiLimits limits_;
+  std::unique_ptr<MemoryGate> gate_;
 };
 
 }  // namespace salient::serve

@@ -17,11 +17,14 @@ namespace salient::serve {
 
 class ApiError : public std::runtime_error {
  public:
-  ApiError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  // retry_after > 0: seconds after which the same request may succeed (503's Retry-After header).
+  ApiError(int status, const std::string& message, int retry_after = 0)
+      : std::runtime_error(message), status_(status), retry_after_(retry_after) {}
   int status() const { return status_; }
+  int retry_after() const { return retry_after_; }
 
  private:
-  int status_;
+  int status_, retry_after_;
 };
 
 // An ApiError with status 400 (a request the endpoint cannot take).

@@ -13,6 +13,7 @@
 #include "serve_assets.h"
 #include "salient/error.h"
 #include "serve/api.h"
+#include "salient/runtime.h"
 
 namespace salient::serve {
 
@@ -28,16 +29,26 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
-void send_error(httplib::Response& res, int status, const std::string& message) {
+void send_error(httplib::Response& res, int status, const std::string& message, int retry_after = 0) {
+  if (retry_after > 0) res.set_header("Retry-After", std::to_string(retry_after));
   send_json(res, status, {{"error", one_line(message)}});
 }
 
-// Runs an endpoint; every failure becomes a JSON error with a 4xx status and the server goes on.
+// Freed memory malloc may keep between requests (ServerOptions::max_retained_bytes).
+int64_t g_retained_cap = -1;
+
+// Runs an endpoint; every failure becomes a JSON error with a 4xx status (503 when the server is
+// busy) and the server goes on.
 void answer(httplib::Response& res, const std::function<nlohmann::json()>& endpoint) {
+  struct Trim {
+    ~Trim() {
+      if (g_retained_cap >= 0) trim_freed_memory(g_retained_cap);
+    }
+  } trim;
   try {
     send_json(res, 200, endpoint());
   } catch (const ApiError& e) {
-    send_error(res, e.status(), e.what());
+    send_error(res, e.status(), e.what(), e.retry_after());
   } catch (const Error& e) {  // the library's one-line messages: something in the request is wrong
     send_error(res, 400, e.what());
   } catch (const std::exception& e) {
@@ -65,13 +76,34 @@ void ServerOptions::validate() const {
   if (!(limits.max_seconds > 0)) fail("--max-seconds: must be > 0, got {}", limits.max_seconds);
   if (limits.max_methods < 1) fail("--max-methods: must be >= 1, got {}", limits.max_methods);
   if (limits.max_attattr_steps < 1) fail("--max-attattr-steps: must be >= 1, got {}", limits.max_attattr_steps);
+  if (limits.max_batch_tokens < 1) fail("--max-batch-tokens: must be >= 1, got {}", limits.max_batch_tokens);
+  if (limits.max_queue < 0) fail("--max-queue: must be >= 0, got {}", limits.max_queue);
+  if (!(limits.max_wait_seconds >= 0)) fail("--max-wait: must be >= 0, got {}", limits.max_wait_seconds);
+  if (max_memory_bytes < 0) fail("--max-memory: must be positive, got {}", max_memory_bytes);
+  if (max_retained_bytes < 0) fail("--max-retained: must be >= 0, got {}", max_retained_bytes);
   if (host.empty()) fail("--host: empty");
 }
 
 void run_server(const ServerOptions& o, const std::function<void(int port)>& on_listening) {
   o.validate();
-  const Api api(o.models, o.datasets, o.data_dir, o.limits);
+  Api api(o.models, o.datasets, o.data_dir, o.limits);
+  // Tensors of 1 MiB or more are returned to the system when freed, so resident memory follows the
+  // requests in flight (their estimates count tensors); smaller blocks are trimmed after requests.
+  release_large_blocks(1 << 20);
+  // The requests' budget: what --max-memory leaves beside the process as it is now, models loaded,
+  // less a tenth for what the estimates do not count (malloc's arenas, reply text, stacks).
+  const int64_t total = o.max_memory_bytes > 0 ? o.max_memory_bytes : total_memory_bytes() / 6;
+  const int64_t idle = resident_bytes();
+  if (total > 0 && idle > 0) {
+    if (total - total / 10 <= idle)
+      fail("--max-memory: {} leaves nothing for requests beside the {} the server takes with its models loaded "
+           "(and a tenth kept in reserve)", byte_text(total), byte_text(idle));
+    api.set_memory_budget(total - total / 10 - idle);
+  } else if (o.max_memory_bytes > 0) {
+    fail("--max-memory: this system does not report the process's resident memory (/proc/self/statm)");
+  }
 
+  g_retained_cap = o.max_retained_bytes;
   httplib::Server server;
   server.new_task_queue = [threads = o.threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server.set_payload_max_length(o.max_body_bytes);

@@ -49,7 +49,7 @@ ExplainerInfo smat_info() {
   return {"smat", "learned",
           "SMaT (Fernandes et al. 2022): attention heads mixed by coefficients meta-trained for simulability (salient smat train)",
           {string_param("smat", nullptr, "smat_explainer.json from salient smat train, or the directory holding it")},
-          [] { return std::unique_ptr<Explainer>(new SmatExplainer()); }};
+          [] { return std::unique_ptr<Explainer>(new SmatExplainer()); }, {Footprint::Pass::attentions}};
 }
 
 }  // namespace salient::explain

@@ -1,6 +1,7 @@
 #include "util/memory.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include "util/sanitizer.h"
 #if SALIENT_ASAN
@@ -40,14 +41,15 @@ int64_t read_number(const std::string& path) {
   }
 }
 
-int64_t mem_available() {
+// A /proc/meminfo field ("MemAvailable:", "MemTotal:") in bytes; -1 when it cannot be read.
+int64_t meminfo_bytes(const std::string& field) {
   std::ifstream in("/proc/meminfo");
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::string key;
     int64_t kib = 0;
-    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
+    if (fields >> key >> kib && key == field) return kib * 1024;
   }
   return -1;
 }
@@ -80,7 +82,7 @@ bool retain_freed_memory() {
 }
 
 int64_t available_memory_bytes() {
-  int64_t available = mem_available();
+  int64_t available = meminfo_bytes("MemAvailable:");
   // cgroup v2, then v1 (whose "no limit" is a huge number, beyond any MemAvailable).
   for (const auto& [limit_file, usage_file] :
        {std::pair<const char*, const char*>{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
@@ -96,6 +98,44 @@ int64_t available_memory_bytes() {
   if (available >= 0) available += static_cast<int64_t>(mallinfo2().fordblks);
 #endif
   return available;
+}
+
+int64_t total_memory_bytes() {
+  int64_t total = meminfo_bytes("MemTotal:");
+  for (const char* limit_file : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    const int64_t limit = read_number(limit_file);
+    if (limit < 0) continue;
+    if (total < 0 || limit < total) total = limit;
+    break;
+  }
+  return total;
+}
+
+int64_t resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return -1;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+bool release_large_blocks(int64_t bytes) {
+#ifdef SALIENT_GLIBC_MALLOC
+  return mallopt(M_MMAP_MAX, 1 << 16) == 1 && mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes)) == 1;
+#else
+  (void)bytes;
+  return false;
+#endif
+}
+
+int64_t trim_freed_memory(int64_t keep_bytes) {
+#ifdef SALIENT_MALLINFO2
+  const int64_t held = static_cast<int64_t>(mallinfo2().fordblks);
+  if (held > keep_bytes) malloc_trim(0);
+  return held;
+#else
+  (void)keep_bytes;
+  return 0;
+#endif
 }
 
 void require_memory(const std::string& path, uint64_t bytes, const std::string& what) {

@@ -23,6 +23,9 @@ int64_t allocated_bytes();
 // freed memory malloc holds for reuse. -1 when neither can be read (then nothing is refused).
 int64_t available_memory_bytes();
 
+// total_memory_bytes, resident_bytes, release_large_blocks, trim_freed_memory: the public
+// salient/runtime.h.
+
 // Fails with "PATH: WHAT needs about X GiB of memory but only Y GiB is available" when `bytes`
 // exceed available_memory_bytes(): a clear error instead of the kernel's OOM kill.
 void require_memory(const std::string& path, uint64_t bytes, const std::string& what);

@@ -64,6 +64,9 @@ def test_explain_equals_the_cli(model_dir, run_cli):
     np.testing.assert_allclose(small[0].scores, got[0].scores, rtol=0, atol=1e-6)
     lime = [salient.explain(m, INPUTS, method="lime", samples=40, max_batch_tokens=t)[1].scores for t in (4096, 24)]
     np.testing.assert_allclose(lime[0], lime[1], rtol=0, atol=1e-6)
+    # Memory known in advance: the library's estimate, smaller under a smaller budget.
+    est = m.memory_estimate(100, "lime", samples=300)
+    assert est["weight_bytes"] > 0 and est["request_bytes"] > m.memory_estimate(100, "lime", max_batch_tokens=256)["request_bytes"]
 
 
 def test_errors_are_python_exceptions_with_one_line_messages(model_dir, tmp_path):
@@ -76,6 +79,7 @@ def test_errors_are_python_exceptions_with_one_line_messages(model_dir, tmp_path
         (lambda: salient.explain(m, INPUTS, return_tensors="tf"), ValueError, "return_tensors"),
         (lambda: m.predict(INPUTS, batch_size=0), ValueError, "batch_size"),
         (lambda: salient.explain(m, INPUTS, max_batch_tokens=0), ValueError, "max_batch_tokens"),
+        (lambda: m.memory_estimate(100, "lime", samples=0), ValueError, "--samples"),
         (lambda: salient.load(tmp_path / "missing"), FileNotFoundError, "missing"),
         (lambda: salient.load(tmp_path), FileNotFoundError, "config.json"),
         (lambda: salient.evaluate(m, str(tmp_path / "none.jsonl")), FileNotFoundError, "none.jsonl"),

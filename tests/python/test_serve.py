@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -227,3 +228,38 @@ def test_the_page_in_headless_chromium(page):
         assert (out / "serve.png").stat().st_size > 10000
     finally:
         browser.quit()
+
+
+@pytest.mark.measures_memory
+def test_a_short_load_gets_no_server_error_and_stays_in_its_memory_budget(salient_bin, model_dir, tmp_path):
+    """The quick, bounded part of bench/serve_load.py (docs/RELIABILITY.md, "The server under load"):
+    concurrent clients, long and short texts, every method family, malformed requests; no 5xx, every
+    malformed request a 4xx, the peak resident memory within --max-memory."""
+    out = tmp_path / "load.json"
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, str(repo / "bench" / "serve_load.py"), "--model", model_dir, "--clients", "3",
+                        "--requests", "8", "--max-memory", "1GB", "--json", str(out)],
+                       env={**os.environ, "SALIENT_BIN": salient_bin}, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    s = json.loads(out.read_text())
+    assert s["requests"] == 24 and s["malformed"] == 3 and s["malformed_not_4xx"] == 0
+    assert s["server_errors"] == 0 and s["explained"] + s["malformed"] == 24
+    assert s["idle_rss_bytes"] < s["peak_rss_bytes"] <= 1e9
+    assert 0 < s["request_budget_bytes"] < 1e9
+
+
+@pytest.mark.measures_memory
+def test_the_memory_budget_is_reported_and_one_below_the_idle_server_is_refused(salient_bin, model_dir):
+    url, p = start_server(salient_bin, model_dir, "--max-memory", "1GB", "--max-batch-tokens", "64")
+    try:
+        status, models = request(url, "/api/models")
+        memory = models["memory"]
+        assert status == 200 and 0 < memory["budget_bytes"] < 1e9 and memory["max_batch_tokens"] == 64
+        assert memory["in_use_bytes"] == 0 and memory["waiting"] == 0
+        per_method = models["models"][0]["memory"]["explain_bytes"]
+        assert set(per_method) >= {"ig", "lime", "saliency", "gae", "occlusion"} and per_method["ig"] > per_method["saliency"]
+    finally:
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=30) == 0
+    with pytest.raises(AssertionError, match="--max-memory"):
+        start_server(salient_bin, model_dir, "--max-memory", "10MB")

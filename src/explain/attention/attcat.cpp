@@ -28,7 +28,7 @@ class AttCat : public AttentionExplainer {
 
 ExplainerInfo attcat_info() {
   return {"attcat", "attention", "attentive class activation tokens (Qiang et al. 2022)", {},
-          [] { return std::unique_ptr<Explainer>(new AttCat()); }};
+          [] { return std::unique_ptr<Explainer>(new AttCat()); }, {Footprint::Pass::attention_gradients}};
 }
 
 }  // namespace salient::explain

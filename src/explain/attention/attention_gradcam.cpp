@@ -36,7 +36,7 @@ class AttentionGradCam : public AttentionExplainer {
 
 ExplainerInfo attention_gradcam_info() {
   return {"attention_gradcam", "attention", "GradCAM on the last layer's attention (Chefer et al. 2021 code)", {},
-          [] { return std::unique_ptr<Explainer>(new AttentionGradCam()); }};
+          [] { return std::unique_ptr<Explainer>(new AttentionGradCam()); }, {Footprint::Pass::attention_gradients}};
 }
 
 }  // namespace salient::explain

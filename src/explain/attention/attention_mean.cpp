@@ -27,11 +27,11 @@ class MeanAttention : public AttentionExplainer {
 
 ExplainerInfo attention_mean_info() {
   return {"attention_mean", "attention", "attention probability each token receives, mean over all layers, heads and queries", {},
-          [] { return std::unique_ptr<Explainer>(new MeanAttention(false)); }};
+          [] { return std::unique_ptr<Explainer>(new MeanAttention(false)); }, {Footprint::Pass::attentions}};
 }
 ExplainerInfo attention_mean_last_info() {
   return {"attention_mean_last", "attention", "as attention_mean over the last layer only", {},
-          [] { return std::unique_ptr<Explainer>(new MeanAttention(true)); }};
+          [] { return std::unique_ptr<Explainer>(new MeanAttention(true)); }, {Footprint::Pass::attentions}};
 }
 
 }  // namespace salient::explain

@@ -27,7 +27,7 @@ class AttentionCam : public AttentionExplainer {
 ExplainerInfo cam_info() {
   return {"cam", "attention",
           "last layer: attention gradient, mean over heads and queries, positive part (Mask-LRP's generate_gradcam)", {},
-          [] { return std::unique_ptr<Explainer>(new AttentionCam()); }};
+          [] { return std::unique_ptr<Explainer>(new AttentionCam()); }, {Footprint::Pass::attention_gradients}};
 }
 
 }  // namespace salient::explain

@@ -25,7 +25,7 @@ class Gae : public AttentionExplainer {
 
 ExplainerInfo gae_info() {
   return {"gae", "attention", "generic attention explainability (Chefer et al. 2021b)", {},
-          [] { return std::unique_ptr<Explainer>(new Gae()); }};
+          [] { return std::unique_ptr<Explainer>(new Gae()); }, {Footprint::Pass::attention_gradients}};
 }
 
 }  // namespace salient::explain

@@ -18,7 +18,7 @@ class RawAttention : public AttentionExplainer {
 
 ExplainerInfo raw_attention_info() {
   return {"raw_attention", "attention", "last layer, [CLS] row, mean over heads", {},
-          [] { return std::unique_ptr<Explainer>(new RawAttention()); }};
+          [] { return std::unique_ptr<Explainer>(new RawAttention()); }, {Footprint::Pass::attentions}};
 }
 
 }  // namespace salient::explain

@@ -20,7 +20,7 @@ class Rollout : public AttentionExplainer {
 
 ExplainerInfo rollout_info() {
   return {"rollout", "attention", "attention rollout with the residual identity (Abnar & Zuidema 2020)",
-          {start_layer_param()}, [] { return std::unique_ptr<Explainer>(new Rollout()); }};
+          {start_layer_param()}, [] { return std::unique_ptr<Explainer>(new Rollout()); }, {Footprint::Pass::attentions}};
 }
 
 // Rollout (Abnar & Zuidema 2020, as Chefer et al.'s compute_rollout_attention): Â_l = mean_h A_l + I,

@@ -27,7 +27,7 @@ class RandomExplainer : public Explainer {
 
 ExplainerInfo random_info() {
   return {"random", "baseline", "uniform random scores (a floor for every metric)", {},
-          [] { return std::unique_ptr<Explainer>(new RandomExplainer()); }};
+          [] { return std::unique_ptr<Explainer>(new RandomExplainer()); }, {Footprint::Pass::forward}};
 }
 
 }  // namespace salient::explain

@@ -21,7 +21,7 @@ class GradientTimesInput : public EmbeddingGradientExplainer {
 ExplainerInfo grad_x_input_info() {
   return {"grad_x_input", "gradient", "gradient · word embedding, summed over the hidden dimension",
           {gradient_layer_param()},
-          [] { return std::unique_ptr<Explainer>(new GradientTimesInput()); }};
+          [] { return std::unique_ptr<Explainer>(new GradientTimesInput()); }, {Footprint::Pass::gradient}};
 }
 
 }  // namespace salient::explain

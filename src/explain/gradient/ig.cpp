@@ -235,7 +235,7 @@ ExplainerInfo ig_info() {
                         "implementation (same values up to rounding): fused on CPU, autograd elsewhere; "
                         "plain with --layer embeddings"),
            gradient_layer_param()},
-          [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }};
+          [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }, {Footprint::Pass::gradient, /*fills_budget=*/true, kIgTokenRows, "steps"}};
 }
 
 }  // namespace salient::explain

@@ -19,7 +19,7 @@ class Saliency : public EmbeddingGradientExplainer {
 ExplainerInfo saliency_info() {
   return {"saliency", "gradient", "L2 norm of the gradient w.r.t. the word embedding (Simonyan et al. 2014)",
           {gradient_layer_param()},
-          [] { return std::unique_ptr<Explainer>(new Saliency()); }};
+          [] { return std::unique_ptr<Explainer>(new Saliency()); }, {Footprint::Pass::gradient}};
 }
 
 }  // namespace salient::explain

@@ -24,7 +24,7 @@ class LrpFull : public LrpExplainer {
 
 ExplainerInfo lrp_full_info() {
   return {"lrp_full", "lrp", "LRP relevance at the encoder input, summed over the hidden dimension (Chefer et al. code)",
-          {}, [] { return std::unique_ptr<Explainer>(new LrpFull()); }};
+          {}, [] { return std::unique_ptr<Explainer>(new LrpFull()); }, {Footprint::Pass::relevance}};
 }
 
 }  // namespace salient::explain

@@ -24,7 +24,7 @@ class LrpPartial : public LrpExplainer {
 
 ExplainerInfo lrp_partial_info() {
   return {"lrp_partial", "lrp", "LRP relevance of the last layer's attention, [CLS] row (Chefer et al. 2021 code)", {},
-          [] { return std::unique_ptr<Explainer>(new LrpPartial()); }};
+          [] { return std::unique_ptr<Explainer>(new LrpPartial()); }, {Footprint::Pass::relevance}};
 }
 
 }  // namespace salient::explain

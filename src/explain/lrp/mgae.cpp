@@ -65,7 +65,7 @@ ExplainerInfo mgae_info() {
            string_param("heads", "", "heads that pass relevance down, LAYER.HEAD,... (empty: the input's positional heads)"),
            number_param("positional_threshold", 0.8, 0, 1,
                         "share of tokens whose top key is the next/previous token that makes a head positional")},
-          [] { return std::unique_ptr<Explainer>(new Mgae()); }};
+          [] { return std::unique_ptr<Explainer>(new Mgae()); }, {Footprint::Pass::relevance}};
 }
 
 }  // namespace salient::explain

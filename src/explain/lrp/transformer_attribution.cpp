@@ -25,7 +25,7 @@ class TransformerAttribution : public LrpExplainer {
 
 ExplainerInfo transformer_attribution_info() {
   return {"transformer_attribution", "lrp", "Chefer et al. 2021: (∇A ⊙ R_A)⁺ head mean, rolled out", {start_layer_param()},
-          [] { return std::unique_ptr<Explainer>(new TransformerAttribution()); }};
+          [] { return std::unique_ptr<Explainer>(new TransformerAttribution()); }, {Footprint::Pass::relevance}};
 }
 
 }  // namespace salient::explain

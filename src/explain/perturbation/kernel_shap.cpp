@@ -95,7 +95,7 @@ ExplainerInfo kernel_shap_info() {
           {int_param("samples", nullptr, 4, 1000000, "evaluation budget when sampling (no value: 2d + 2048, shap's)"),
            int_param("exact_max", 10, 0, 20, "enumerate every coalition up to this many tokens (exact Shapley values)"),
            removal_param()},
-          [] { return std::unique_ptr<Explainer>(new KernelShap()); }};
+          [] { return std::unique_ptr<Explainer>(new KernelShap()); }, {Footprint::Pass::forward, /*fills_budget=*/true, 0, "samples"}};
 }
 
 }  // namespace salient::explain

@@ -78,7 +78,7 @@ ExplainerInfo lime_info() {
                         "words: lime's bag of words (a word and all its occurrences); positions: each token"),
            number_param("kernel_width", 25.0, 1e-12, kInf, "width of the exponential kernel on the cosine distance"),
            removal_param()},
-          [] { return std::unique_ptr<Explainer>(new Lime()); }};
+          [] { return std::unique_ptr<Explainer>(new Lime()); }, {Footprint::Pass::forward, /*fills_budget=*/true, 0, "samples"}};
 }
 
 }  // namespace salient::explain

@@ -48,7 +48,7 @@ class Occlusion : public Explainer {
 
 ExplainerInfo occlusion_info() {
   return {"occlusion", "perturbation", "leave-one-out: output drop when a token is masked or deleted", {removal_param()},
-          [] { return std::unique_ptr<Explainer>(new Occlusion()); }};
+          [] { return std::unique_ptr<Explainer>(new Occlusion()); }, {Footprint::Pass::forward, /*fills_budget=*/true, 0, "tokens"}};
 }
 
 }  // namespace salient::explain
