@@ -257,7 +257,10 @@ def test_the_memory_budget_is_reported_and_one_below_the_idle_server_is_refused(
         assert status == 200 and 0 < memory["budget_bytes"] < 1e9 and memory["max_batch_tokens"] == 64
         assert memory["in_use_bytes"] == 0 and memory["waiting"] == 0
         per_method = models["models"][0]["memory"]["explain_bytes"]
-        assert set(per_method) >= {"ig", "lime", "saliency", "gae", "occlusion"} and per_method["ig"] > per_method["saliency"]
+        assert set(per_method) >= {"ig", "lime", "saliency", "gae", "occlusion"} and min(per_method.values()) > 0
+        # One row per pass under a 64-token budget: IG's points cost what saliency's input does, and a
+        # pass keeping the attention gradients more.
+        assert per_method["ig"] == per_method["saliency"] < per_method["gae"]
     finally:
         p.send_signal(signal.SIGINT)
         assert p.wait(timeout=30) == 0
