@@ -7,6 +7,7 @@
 // header of src/ (scripts/check_includes.sh).
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -133,6 +134,9 @@ class Model {
   // returns); faithfulness() (passes of perturbed inputs at the library's default limits);
   // attattr() with these options on every layer (the largest chunk of points, each layer's
   // attention, attribution and gradient kept, and the JSON).
+  int64_t weight_bytes() const;  // the weights, held once whatever the requests
+  // memory_estimate's request_bytes of every post-hoc method with its default parameters, by name.
+  std::map<std::string, int64_t> memory_estimates(int64_t tokens, int64_t max_batch_tokens = 4096) const;
   int64_t predict_memory(int64_t tokens) const;
   int64_t attentions_memory(int64_t tokens) const;
   int64_t faithfulness_memory(int64_t tokens) const;

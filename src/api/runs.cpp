@@ -266,17 +266,9 @@ nlohmann::json runtime_info(const std::string& model_dir, int64_t tokens, int64_
       j["model"]["parameters"] = m.parameter_count() - head;
       j["model"]["labels"] = nlohmann::json::array();
     } else {
-      const int64_t L = tokens > 0 ? std::min(tokens, c.max_tokens()) : c.max_tokens();
-      nlohmann::json per_method = nlohmann::json::object();
-      for (const ExplainerInfo& info : explainer_registry()) {
-        if (info.family == "learned") continue;  // their artifacts are named per call
-        const nlohmann::json defaults = with_declared_params(info, ExplainOptions()).params;
-        per_method[info.name] = explain_bytes(c, info.footprint, defaults, L, BatchLimits{64, max_batch_tokens});
-      }
-      int64_t weight_bytes = 0;
-      for (const torch::Tensor& t : m.parameters()) weight_bytes += static_cast<int64_t>(t.nbytes());
-      j["model"]["memory"] = {{"weight_bytes", weight_bytes}, {"tokens", L}, {"max_batch_tokens", max_batch_tokens},
-                              {"explain_bytes", per_method}};
+      const int64_t L = tokens > 0 ? pass_length(c, tokens) : c.max_tokens();
+      j["model"]["memory"] = {{"weight_bytes", weight_bytes(m)}, {"tokens", L}, {"max_batch_tokens", max_batch_tokens},
+                              {"explain_bytes", explain_bytes_per_method(c, L, BatchLimits{64, max_batch_tokens})}};
     }
   }
   return j;

@@ -228,31 +228,38 @@ MemoryEstimate Model::memory_estimate(int64_t tokens, const std::string& method,
   opts.params = params_object(params);
   const ExplainOptions completed = with_declared_params(info, opts);  // the same one-line errors as explain()
   MemoryEstimate e;
-  for (const torch::Tensor& p : clf_->model.parameters()) e.weight_bytes += static_cast<int64_t>(p.nbytes());
+  e.weight_bytes = weight_bytes();
   opts.max_batch_tokens = max_batch_tokens;
   e.request_bytes = explain_bytes(config(), info.footprint, completed.params, tokens, opts.limits());
   return e;
 }
 
+int64_t Model::weight_bytes() const { return salient::weight_bytes(clf_->model); }
+
+std::map<std::string, int64_t> Model::memory_estimates(int64_t tokens, int64_t max_batch_tokens) const {
+  if (max_batch_tokens <= 0) fail("max_batch_tokens: must be positive (got {})", max_batch_tokens);
+  return explain_bytes_per_method(config(), tokens, BatchLimits{64, max_batch_tokens});
+}
+
 int64_t Model::predict_memory(int64_t tokens) const {
-  return pass_bytes(config(), Footprint::Pass::forward, 1, std::min(std::max<int64_t>(tokens, 1), config().max_tokens()));
+  return pass_bytes(config(), Footprint::Pass::forward, 1, pass_length(config(), tokens));
 }
 
 int64_t Model::attentions_memory(int64_t tokens) const {
   const ModelConfig& c = config();
-  const int64_t L = std::min(std::max<int64_t>(tokens, 1), c.max_tokens());
+  const int64_t L = pass_length(c, tokens);
   // The returned [layers][heads][L][L] doubles besides the pass.
   return pass_bytes(c, Footprint::Pass::attentions, 1, L) + c.num_hidden_layers * c.num_attention_heads * L * L * 8;
 }
 
 int64_t Model::faithfulness_memory(int64_t tokens) const {
-  const int64_t L = std::min(std::max<int64_t>(tokens, 1), config().max_tokens());
+  const int64_t L = pass_length(config(), tokens);
   return pass_bytes(config(), Footprint::Pass::forward, rows_per_pass(BatchLimits(), L), L);
 }
 
 int64_t Model::attattr_memory(int64_t tokens, const AttAttrOptions& options) const {
   const ModelConfig& c = config();
-  const int64_t L = std::min(std::max<int64_t>(tokens, 1), c.max_tokens());
+  const int64_t L = pass_length(c, tokens);
   // The first layer's chunk is the largest (its points run through every layer above it).
   const double point = attattr::bytes_per_point(clf_->model, 0, L);
   const double chunk = std::min(static_cast<double>(std::max(options.m, 1)) * point,

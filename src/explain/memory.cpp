@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/transformer.h"
+
 namespace salient {
 
 namespace {
@@ -28,13 +30,21 @@ RowCost row_cost(const ModelConfig& c, Footprint::Pass pass) {
     case Footprint::Pass::attention_gradients: return {forward_maps - 2.25 + layers * 2.25, 1.0 + layers * 2.4};
     case Footprint::Pass::relevance: return {forward_maps - 2.25 + layers * 4.0, 1.0 + layers * 3.0};
   }
-  return {forward_maps, 3.0};
+  return {forward_maps, 4.0};
 }
 
 // Besides the rows: the logits, masks, ids and the allocator's rounding.
 constexpr int64_t kFixedBytes = 4 << 20;
 
 }  // namespace
+
+int64_t pass_length(const ModelConfig& c, int64_t tokens) { return std::min(std::max<int64_t>(tokens, 1), c.max_tokens()); }
+
+int64_t weight_bytes(const Transformer& model) {
+  int64_t bytes = 0;
+  for (const torch::Tensor& p : model.parameters()) bytes += static_cast<int64_t>(p.nbytes());
+  return bytes;
+}
 
 int64_t pass_bytes(const ModelConfig& c, Footprint::Pass pass, int64_t rows, int64_t tokens) {
   const double L = static_cast<double>(std::max<int64_t>(tokens, 1));
@@ -55,7 +65,7 @@ static int64_t rows_bound(const Footprint& f, const nlohmann::json& params, int6
 
 int64_t explain_bytes(const ModelConfig& c, const Footprint& f, const nlohmann::json& params, int64_t tokens,
                       const BatchLimits& limits, int64_t inputs) {
-  const int64_t L = std::min(std::max<int64_t>(tokens, 1), c.max_tokens());
+  const int64_t L = pass_length(c, tokens);
   BatchLimits passes = limits;
   if (f.token_cap > 0) passes.tokens = std::min(passes.tokens, f.token_cap);
   // Perturbations of one input fill a pass; otherwise the inputs themselves share it.
@@ -63,6 +73,14 @@ int64_t explain_bytes(const ModelConfig& c, const Footprint& f, const nlohmann::
   if (const int64_t bound = rows_bound(f, params, L); bound > 0) rows = std::min(rows, bound);
   // The prediction pass (one row, forward) ends before the method's passes start.
   return std::max(pass_bytes(c, f.pass, rows, L), pass_bytes(c, Footprint::Pass::forward, 1, L));
+}
+
+std::map<std::string, int64_t> explain_bytes_per_method(const ModelConfig& c, int64_t tokens, const BatchLimits& limits) {
+  std::map<std::string, int64_t> out;
+  for (const ExplainerInfo& info : explainer_registry())
+    if (info.family != "learned")
+      out[info.name] = explain_bytes(c, info.footprint, with_declared_params(info, ExplainOptions()).params, tokens, limits);
+  return out;
 }
 
 }  // namespace salient

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-
 namespace salient::serve {
 
 namespace {
@@ -97,14 +96,6 @@ nlohmann::json Api::models() const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : models_) {
     const ModelInfo c = m.model->info();
-    nlohmann::json per_method = nlohmann::json::object();
-    int64_t weights = 0;
-    for (const ExplainerInfo& info : salient::methods()) {
-      if (info.family == "learned") continue;  // their artifacts are named per request
-      const MemoryEstimate e = m.model->memory_estimate(c.max_tokens, info.name, nlohmann::json::object(), limits_.max_batch_tokens);
-      per_method[info.name] = e.request_bytes;
-      weights = e.weight_bytes;
-    }
     out.push_back({{"name", m.name},
                    {"path", m.path},
                    {"model_type", c.model_type},
@@ -113,9 +104,9 @@ nlohmann::json Api::models() const {
                    {"hidden_size", c.hidden_size},
                    {"max_tokens", c.max_tokens},
                    {"labels", c.labels},
-                   {"memory", {{"weight_bytes", weights},
+                   {"memory", {{"weight_bytes", m.model->weight_bytes()},
                                {"longest_input_tokens", c.max_tokens},
-                               {"explain_bytes", per_method},
+                               {"explain_bytes", m.model->memory_estimates(c.max_tokens, limits_.max_batch_tokens)},
                                {"attention_bytes", attention_bytes(m, c.max_tokens)}}}});
   }
   nlohmann::json memory = {{"max_batch_tokens", limits_.max_batch_tokens}};
