@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "serve/api.h"
+#include "smat/head_explainer.h"
+#include "util/io.h"
 #include "test_util.h"
 
 using namespace salient;
@@ -242,4 +246,119 @@ TEST(ServeApi, RequestsWaitForTheirEstimatedMemory) {
   EXPECT_EQ(api.explain(body)["explanations"].size(), 1u);
   EXPECT_EQ(api.models()["memory"]["budget_bytes"], int64_t{1} << 32);
   EXPECT_EQ(api.models()["memory"]["in_use_bytes"], 0);
+}
+
+// Texts longer than the model's positions read whole: the same prediction, token scores and
+// faithfulness as the public API's LongInputs, each window listed; endpoints that read one window
+// refuse the option.
+TEST(ServeApi, LongTextsAreReadWholeInWindows) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Api api({model_dir()}, {}, "");
+  const Model m = Model::load(model_dir());
+  std::string text;
+  for (int i = 0; i < 50; ++i) text += "a charming and moving journey, or a dull one? ";  // ~600 pieces
+  const TextInput in{text, std::nullopt};
+  const LongInputs whole{true, 0};
+
+  const nlohmann::json cut = api.predict({{"text", text}});
+  EXPECT_TRUE(cut["truncated"].get<bool>());
+  EXPECT_EQ(static_cast<int64_t>(cut["tokens"].size()), m.info().max_tokens);
+  const nlohmann::json pred = api.predict({{"text", text}, {"windows", true}});
+  const Prediction want = m.predict({in}, 32, whole)[0];
+  EXPECT_EQ(pred["probs"], want.probs);
+  EXPECT_GT(want.windows, 4);
+  EXPECT_EQ(pred["windows"], want.windows);
+  const Encoding all = m.tokenize(in, whole);
+  EXPECT_EQ(pred["tokens"], all.tokens);
+  EXPECT_GT(all.ids.size(), 500u);
+
+  const nlohmann::json got = api.explain({{"text", text}, {"windows", true}, {"methods", {"saliency"}}, {"target", 1}});
+  const nlohmann::json& e = got["explanations"][0];
+  const Explanation direct = m.explain({in}, "saliency", {}, "1", "", 8, 0, whole)[0];
+  EXPECT_EQ(e["tokens"], all.tokens);
+  // The server runs one window at a time, the call above eight: equal to float32 rounding.
+  const std::vector<double> scores = e["token_scores"].get<std::vector<double>>();
+  ASSERT_EQ(scores.size(), direct.scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) EXPECT_NEAR(scores[i], direct.scores[i], 1e-6 * std::abs(direct.scores[i]) + 1e-9);
+  EXPECT_EQ(static_cast<int64_t>(e["extras"]["windows"].size()), want.windows);
+  EXPECT_EQ(e["extras"]["windows"][1]["start"], (m.info().max_tokens - 2) / 2);  // half a window apart
+  const nlohmann::json faith = e["faithfulness"];
+  EXPECT_EQ(faith, m.faithfulness(in, scores, 1, "prob", 0, "mask", whole));
+  // Scored whole: the unperturbed text's probability is the windowed prediction's, and k is a fifth
+  // of the whole text's removable tokens, not of one window's.
+  EXPECT_NEAR(faith["full"].get<double>(), want.probs[1], 1e-6);  // batched with other sequences: float32
+  EXPECT_GT(faith["k"].get<int64_t>(), m.info().max_tokens / 5);
+
+  // A narrower stride reads more windows.
+  EXPECT_GT(api.predict({{"text", text}, {"windows", true}, {"stride", 30}})["windows"].get<int64_t>(), want.windows);
+
+  const nlohmann::json ok = {{"text", text}, {"methods", {"saliency"}}};
+  const std::vector<std::pair<nlohmann::json, std::string>> bad = {
+      {{{"windows", "yes"}}, "\"windows\""},
+      {{{"stride", 30}}, "only with"},
+      {{{"windows", true}, {"stride", -1}}, "stride"},
+      {{{"windows", true}, {"stride", 10000}}, "stride"},
+      {{{"windows", true}, {"text_pair", "and a second text"}}, "text_pair"},
+  };
+  for (const auto& [extra, needle] : bad) {
+    nlohmann::json body = ok;
+    body.update(extra);
+    const auto [status, message] = failure_of([&] { api.explain(body); });
+    EXPECT_EQ(status, 400) << body.dump() << ": " << message;
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+  }
+  EXPECT_EQ(failure_of([&] { api.attention({{"text", "fine"}, {"windows", true}}); }).first, 400);
+  EXPECT_EQ(failure_of([&] { api.attattr({{"text", "fine"}, {"windows", true}}); }).first, 400);
+}
+
+// Learned explainers' artifacts come only from the folders given (salient serve --artifacts): a
+// path inside one is read, any other refused with the same answer whether or not it exists.
+TEST(ServeApi, ArtifactsAreReadOnlyFromTheFoldersGiven) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  Api api({model_dir()}, {}, "");
+  const Model m = Model::load(model_dir());
+  char tmpl[] = "/tmp/salient_artifacts_XXXXXX";
+  const std::string root = mkdtemp(tmpl);
+  const std::string folder = join_path(root, "served"), outside = join_path(root, "private");
+  make_dirs(join_path(folder, "smat"));
+  make_dirs(outside);
+  torch::manual_seed(5);
+  const Transformer& model = m.classifier().model;
+  const auto e = smat::all_heads_explainer(model, smat::Normalizer::Sparsemax,
+                                           torch::randn({model.num_layers() * model.num_heads()}));
+  smat::save_head_explainer(e, join_path(folder, "smat/smat_explainer.json"));
+  smat::save_head_explainer(e, join_path(outside, "smat_explainer.json"));
+  std::filesystem::create_directory_symlink(outside, join_path(folder, "link"));
+  const auto body = [](const std::string& path) {
+    return nlohmann::json{{"text", "a charming journey"}, {"methods", {{{"name", "smat"}, {"params", {{"smat", path}}}}}},
+                          {"faithfulness", false}};
+  };
+  // No folder given: nothing is read.
+  auto [status, message] = failure_of([&] { api.explain(body(join_path(folder, "smat"))); });
+  EXPECT_EQ(status, 403);
+  EXPECT_NE(message.find("--artifacts"), std::string::npos) << message;
+
+  api.set_artifact_folders({folder});
+  const std::vector<double> want =
+      m.explain({{"a charming journey", std::nullopt}}, "smat", {{"smat", join_path(folder, "smat")}})[0].scores;
+  for (const std::string& inside : {std::string("smat"), join_path(folder, "smat/smat_explainer.json"),
+                                    join_path(folder, "smat/../smat")})
+    EXPECT_EQ(api.explain(body(inside))["explanations"][0]["token_scores"].get<std::vector<double>>(), want) << inside;
+  // Inside but missing: the loader's own error (what is inside the folder is the server's to show).
+  EXPECT_EQ(failure_of([&] { api.explain(body("nothing-here")); }).first, 400);
+  // Outside, existing or not, by an absolute path, "..", or a link out of the folder: one answer.
+  std::set<std::string> answers;
+  for (const std::string& path : {join_path(outside, "smat_explainer.json"), join_path(outside, "missing.json"),
+                                  std::string("../private/smat_explainer.json"), std::string("../private/missing.json"),
+                                  std::string("link/smat_explainer.json"), std::string("link/missing.json"),
+                                  std::string("/etc/passwd"), std::string("/no/such/file")}) {
+    std::tie(status, message) = failure_of([&] { api.explain(body(path)); });
+    EXPECT_EQ(status, 403) << path << ": " << message;
+    std::string general = message;
+    general.replace(general.find(path), path.size(), "PATH");
+    answers.insert(general);
+  }
+  EXPECT_EQ(answers.size(), 1u) << *answers.begin();
+  EXPECT_THROW(api.set_artifact_folders({join_path(root, "absent")}), Error);
+  std::filesystem::remove_all(root);
 }

@@ -11,6 +11,9 @@ void add_serve_commands(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--data", o.datasets,
                   "dataset whose examples the page lists, e.g. hatexplain:test (repeatable; rationales shown when it has them)");
   add_data_dir(cmd, o.data_dir);
+  cmd->add_option("--artifacts", o.artifacts,
+                  "folder of learned explainers' artifacts (ExpNet, SMaT, SST) requests may name, by a path inside it "
+                  "(repeatable; other paths are refused)");
   cmd->add_option("--host", o.host, "address to bind (127.0.0.1: this machine only; 0.0.0.0: every interface)");
   cmd->add_option("--port", o.port, "port (0: any free one, printed)");
   cmd->add_option("--threads", o.threads, "requests served at once");

@@ -25,6 +25,9 @@ struct ParamSpec {
   double min = -std::numeric_limits<double>::infinity(), max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices;  // allowed strings; empty = any
   std::string doc;
+  // A file or directory read from the machine that runs the method (a learned explainer's
+  // artifact): `salient serve` takes it only under the folders given with --artifacts.
+  bool path = false;
 
   std::string flag() const;
   std::string type_name() const;  // int | number | string

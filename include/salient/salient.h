@@ -107,6 +107,9 @@ class Model {
 
   // max_length 0: the model's limit.
   Encoding tokenize(const TextInput& input, int max_length = 0) const;
+  // The tokens a call with these LongInputs reads: with windows, the whole text, untruncated (what
+  // a windowed explanation's scores and faithfulness() cover); else tokenize(input).
+  Encoding tokenize(const TextInput& input, const LongInputs& long_inputs) const;
   std::vector<Prediction> predict(const std::vector<Encoding>& inputs, int64_t batch_size = 32) const;
   std::vector<Prediction> predict(const std::vector<TextInput>& inputs, int64_t batch_size = 32,
                                   const LongInputs& long_inputs = {}) const;
@@ -146,8 +149,11 @@ class Model {
   // comprehensiveness and sufficiency of the top k removable tokens (k <= 0: ceil(20%), ERASER),
   // their AOPCs and the deletion / insertion AUCs (eval/faithfulness.h), measured on the
   // probability ("prob", ERASER's) or the logit; removal by [MASK] ("mask") or deletion ("delete").
+  // With windows (LongInputs), the scores cover tokenize(input, long_inputs), the whole text, and
+  // every perturbed input is scored whole, as predict reads it (its windows' mean logits).
   nlohmann::json faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
-                              const std::string& output = "prob", int64_t k = 0, const std::string& removal = "mask") const;
+                              const std::string& output = "prob", int64_t k = 0, const std::string& removal = "mask",
+                              const LongInputs& long_inputs = {}) const;
 
   // The embeddings' and every layer's hidden states and attention probabilities (each optional) and
   // the logits (a model with a head), batched `batch_size` inputs at a time, results concatenated

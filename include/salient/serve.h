@@ -25,6 +25,9 @@ struct ApiLimits {
 struct ServerOptions {
   std::vector<std::string> models, datasets;  // model directories (the first is the default); dataset specs
   std::string data_dir;                       // "": the shared data
+  // Folders learned explainers' artifacts are read from (ExpNet, SMaT, SST); a request naming any
+  // other path is refused. Empty: none is read.
+  std::vector<std::string> artifacts;
   std::string host = "127.0.0.1";             // loopback unless told otherwise
   int port = 8080;                            // 0: any free port (passed to on_listening)
   int threads = 4;                            // requests served at once

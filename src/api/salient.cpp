@@ -317,10 +317,16 @@ std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, co
   return out;
 }
 
+Encoding Model::tokenize(const TextInput& input, const LongInputs& long_inputs) const {
+  check_long_inputs(long_inputs);
+  return long_inputs.windows ? windows_of(*clf_, input, long_inputs).first : tokenize(input);
+}
+
 nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
-                                   const std::string& output, int64_t k, const std::string& removal) const {
+                                   const std::string& output, int64_t k, const std::string& removal,
+                                   const LongInputs& long_inputs) const {
   require_task_head();
-  const Encoding enc = tokenize(input);
+  const Encoding enc = tokenize(input, long_inputs);
   if (token_scores.size() != enc.ids.size())
     fail("token_scores: {} scores for {} tokens", token_scores.size(), enc.ids.size());
   if (target < 0 || target >= config().num_labels)
@@ -332,7 +338,10 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
   const std::vector<bool> removable = removable_positions(*clf_, enc);
   if (std::count(removable.begin(), removable.end(), true) == 0) fail("input: no token that can be removed");
   SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-    return score_sequences(*clf_, seqs, std::vector<int64_t>(seqs.size(), target), measured, BatchLimits());
+    const std::vector<int64_t> targets(seqs.size(), target);
+    return long_inputs.windows
+               ? score_sequences_windowed(*clf_, seqs, targets, measured, long_inputs.stride, BatchLimits())
+               : score_sequences(*clf_, seqs, targets, measured, BatchLimits());
   };
   const FaithfulnessResult r = evaluate_faithfulness(scorer, to_sequence(enc), token_scores, removable, k, fopts);
   return {{"output", model_output_name(measured)},
@@ -496,7 +505,7 @@ nlohmann::json method_json(const ExplainerInfo& info) {
   nlohmann::json params = nlohmann::json::array();
   for (const ParamSpec& p : info.params) {
     nlohmann::json j = {{"name", p.name}, {"type", p.type_name()}, {"default", p.default_value},
-                        {"choices", p.choices}, {"doc", p.doc}, {"describe", p.describe()}};
+                        {"choices", p.choices}, {"doc", p.doc}, {"describe", p.describe()}, {"path", p.path}};
     j["min"] = std::isfinite(p.min) ? nlohmann::json(p.min) : nlohmann::json(nullptr);
     j["max"] = std::isfinite(p.max) ? nlohmann::json(p.max) : nlohmann::json(nullptr);
     params.push_back(j);

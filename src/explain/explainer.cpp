@@ -540,6 +540,12 @@ ParamSpec string_param(std::string name, nlohmann::json def, std::string doc) {
   return p;
 }
 
+ParamSpec path_param(std::string name, nlohmann::json def, std::string doc) {
+  ParamSpec p = string_param(std::move(name), std::move(def), std::move(doc));
+  p.path = true;
+  return p;
+}
+
 ParamSpec removal_param() {
   return choice_param("removal", "mask", {"mask", "delete"}, "a removed token is replaced by [MASK] or deleted");
 }

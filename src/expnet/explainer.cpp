@@ -44,7 +44,7 @@ class ExpNetExplainer : public Explainer {
 ExplainerInfo expnet_info() {
   return {"expnet", "learned",
           "ExpNet (Mihaila 2026): a trained MLP from attention features to token importance (salient expnet train)",
-          {string_param("expnet", nullptr, "directory of a trained ExpNet (expnet.json + expnet.safetensors)")},
+          {path_param("expnet", nullptr, "directory of a trained ExpNet (expnet.json + expnet.safetensors)")},
           [] { return std::unique_ptr<Explainer>(new ExpNetExplainer()); }, {Footprint::Pass::attentions}};
 }
 

@@ -11,6 +11,16 @@ namespace salient::serve {
 namespace {
 
 TextInput input_of(const TextRequest& r) { return TextInput{r.text, r.text_pair}; }
+LongInputs long_inputs_of(const TextRequest& r) { return LongInputs{r.windows, r.stride}; }
+
+// Whether `path` is `folder` or lies below it (both canonical).
+bool inside(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  auto p = path.begin();
+  for (auto f = folder.begin(); f != folder.end(); ++f, ++p)
+    if (f->empty() && std::next(f) == folder.end()) return true;  // a trailing separator
+    else if (p == path.end() || *p != *f) return false;
+  return true;
+}
 
 nlohmann::json prediction_json(const Model& m, const Prediction& p, const Encoding& enc) {
   nlohmann::json j = p.to_json();
@@ -63,6 +73,36 @@ void Api::set_memory_budget(int64_t request_bytes) {
                             : nullptr;
 }
 
+void Api::set_artifact_folders(const std::vector<std::string>& dirs) {
+  artifact_folders_.clear();
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) fail("--artifacts: '{}' is not a directory", dir);
+    artifact_folders_.push_back(std::filesystem::canonical(dir));
+  }
+}
+
+std::string Api::artifact_path(const std::string& param, const nlohmann::json& value) const {
+  namespace fs = std::filesystem;
+  const std::string given = value.get<std::string>();  // check_method_call saw a string
+  if (artifact_folders_.empty())
+    throw ApiError(403, fmt::format("{}: this server reads no artifacts (start it with --artifacts DIR)", param));
+  // Symbolic links and ".." resolved before the check; nothing outside the folders is opened, and
+  // the answer is the same whether or not such a path exists.
+  const fs::path p(given);
+  std::optional<fs::path> first_inside;
+  for (const fs::path& folder : artifact_folders_) {
+    std::error_code ec;
+    const fs::path candidate = fs::weakly_canonical(p.is_absolute() ? p : folder / p, ec);
+    if (ec || !inside(candidate, folder)) continue;
+    if (fs::exists(candidate, ec)) return candidate.string();
+    if (!first_inside) first_inside = candidate;
+  }
+  if (first_inside) return first_inside->string();  // its loader says what is missing
+  throw ApiError(403, fmt::format("{}: '{}' is not under the server's artifact folders (salient serve --artifacts DIR)",
+                                  param, one_line(given)));
+}
+
 std::optional<MemoryGate::Admission> Api::admit(int64_t bytes, const std::string& what) const {
   if (!gate_) return std::nullopt;
   return gate_->admit(bytes, what);
@@ -72,7 +112,9 @@ int64_t Api::explain_bytes(const ServedModel& sm, const ExplainRequest& request,
   int64_t most = sm.model->predict_memory(tokens);
   for (const MethodRequest& a : request.methods)
     most = std::max(most, sm.model->memory_estimate(tokens, a.name, a.params, limits_.max_batch_tokens).request_bytes);
-  if (request.faithfulness) most = std::max(most, sm.model->faithfulness_memory(tokens));
+  // Faithfulness's perturbed inputs, and a windowed prediction (all windows at once), fill passes
+  // of the default token budget.
+  if (request.faithfulness || request.text.windows) most = std::max(most, sm.model->faithfulness_memory(tokens));
   return most;
 }
 
@@ -163,9 +205,14 @@ nlohmann::json Api::predict(const nlohmann::json& body) const {
   const TextRequest request = parse_text_request(body, limits_);
   const ServedModel& sm = model_of(request);
   const TextInput in = input_of(request);
-  const Encoding enc = sm.model->tokenize(in);
-  const auto admission = admit(sm.model->predict_memory(static_cast<int64_t>(enc.ids.size())), "predict");
-  nlohmann::json j = prediction_json(*sm.model, sm.model->predict(std::vector<Encoding>{enc})[0], enc);
+  const LongInputs long_inputs = long_inputs_of(request);
+  const Encoding enc = sm.model->tokenize(in, long_inputs);
+  const int64_t tokens = static_cast<int64_t>(enc.ids.size());
+  const auto admission =
+      admit(request.windows ? sm.model->faithfulness_memory(tokens) : sm.model->predict_memory(tokens), "predict");
+  const Prediction p = request.windows ? sm.model->predict({in}, 32, long_inputs)[0]
+                                       : sm.model->predict(std::vector<Encoding>{enc})[0];
+  nlohmann::json j = prediction_json(*sm.model, p, enc);
   j["model"] = sm.name;
   return j;
 }
@@ -176,16 +223,26 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
   const ServedModel& sm = model_of(request.text);
   const TextInput in = input_of(request.text);
   const std::string& target = request.target;
+  const LongInputs long_inputs = long_inputs_of(request.text);
   // Every method is checked before any runs: a typo in the last one costs nothing.
-  for (const MethodRequest& a : request.methods) check_method_call(a.name, a.params, a.output);
-  const Encoding enc = sm.model->tokenize(in);
+  std::vector<MethodRequest> methods = request.methods;
+  for (MethodRequest& a : methods) {
+    check_method_call(a.name, a.params, a.output);
+    const ExplainerInfo& info =
+        *std::find_if(salient::methods().begin(), salient::methods().end(), [&](const ExplainerInfo& i) { return i.name == a.name; });
+    for (const ParamSpec& p : info.params)
+      if (p.path && a.params.contains(p.name) && !a.params.at(p.name).is_null())
+        a.params[p.name] = artifact_path(p.name, a.params.at(p.name));
+  }
+  const Encoding enc = sm.model->tokenize(in, long_inputs);
   const auto admission = admit(explain_bytes(sm, request, static_cast<int64_t>(enc.ids.size())), "explain");
-  const Prediction pred = sm.model->predict(std::vector<Encoding>{enc})[0];
+  const Prediction pred = request.text.windows ? sm.model->predict({in}, 32, long_inputs)[0]
+                                               : sm.model->predict(std::vector<Encoding>{enc})[0];
   nlohmann::json out = {{"model", sm.name}, {"prediction", prediction_json(*sm.model, pred, enc)}};
   // The predicted class is known: naming it spares every method a forward pass to find it again.
   const std::string explained = target == "pred" && !pred.value ? std::to_string(pred.label_id) : target;
   nlohmann::json explanations = nlohmann::json::array();
-  for (const MethodRequest& a : request.methods) {
+  for (const MethodRequest& a : methods) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > limits_.max_seconds) {
       explanations.push_back({{"method", a.name},
@@ -194,11 +251,13 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const Explanation ex =
-        sm.model->explain({in}, a.name, a.params, explained, a.output, 8, 0, {}, limits_.max_batch_tokens)[0];
+    // Windows one at a time: the memory estimate counts one.
+    const Explanation ex = sm.model->explain({in}, a.name, a.params, explained, a.output, request.text.windows ? 1 : 8, 0,
+                                             long_inputs, limits_.max_batch_tokens)[0];
     nlohmann::json e = ex.to_json();
     e["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (request.faithfulness && !pred.value) e["faithfulness"] = sm.model->faithfulness(in, ex.scores, ex.target);
+    if (request.faithfulness && !pred.value)
+      e["faithfulness"] = sm.model->faithfulness(in, ex.scores, ex.target, "prob", 0, "mask", long_inputs);
     explanations.push_back(std::move(e));
   }
   out["explanations"] = std::move(explanations);
@@ -207,6 +266,7 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
 
 nlohmann::json Api::attattr(const nlohmann::json& body) const {
   const AttAttrRequest request = parse_attattr_request(body, limits_);
+  refuse_windows(request.text, "/api/attattr");
   const ServedModel& sm = model_of(request.text);
   const TextInput in = input_of(request.text);
   const std::string& target = request.target;
@@ -236,6 +296,7 @@ nlohmann::json Api::attattr(const nlohmann::json& body) const {
 
 nlohmann::json Api::attention(const nlohmann::json& body) const {
   const TextRequest request = parse_text_request(body, limits_);
+  refuse_windows(request, "/api/attention");
   const ServedModel& sm = model_of(request);
   const TextInput in = input_of(request);
   const Encoding enc = sm.model->tokenize(in);

@@ -85,7 +85,22 @@ TextRequest parse_text_request(const nlohmann::json& body, const ApiLimits& limi
   if (bytes > limits.max_text_bytes)
     throw ApiError(413, fmt::format("text: {} bytes, more than the server's limit of {} (--max-text-bytes)", bytes,
                                     limits.max_text_bytes));
+  if (given(body, "windows")) {
+    if (!body.at("windows").is_boolean()) bad_request("body: field \"windows\" must be true or false");
+    r.windows = body.at("windows").get<bool>();
+  }
+  if (given(body, "stride")) {
+    r.stride = int_field(body, "stride", 0);
+    if (!r.windows) bad_request("stride: only with \"windows\": true");
+    if (r.stride < 0) bad_request(fmt::format("stride: must be >= 0 (0: half a window), got {}", r.stride));
+  }
+  if (r.windows && r.text_pair) bad_request("text_pair: windows read one text, not a sentence pair");
   return r;
+}
+
+void refuse_windows(const TextRequest& request, const std::string& endpoint) {
+  if (request.windows)
+    bad_request(fmt::format("windows: {} reads one window of the model's length (no \"windows\" here)", endpoint));
 }
 
 ExplainRequest parse_explain_request(const nlohmann::json& body, const ApiLimits& limits) {

@@ -33,21 +33,27 @@ class ApiError : public std::runtime_error {
 // A POST body: JSON, and declared as JSON (415 otherwise; 400 when it does not parse).
 nlohmann::json parse_json_body(const std::string& content_type, const std::string& body);
 
-// What every text endpoint reads: {model?, text, text_pair?}.
+// What every text endpoint reads: {model?, text, text_pair?, windows?, stride?}. windows: a text
+// longer than the model's positions read whole, as overlapping windows `stride` word pieces apart
+// (0: half a window; LongInputs in salient.h); only /api/predict and /api/explain take it.
 struct TextRequest {
   std::optional<std::string> model;  // none: the first served model
   std::string text;
   std::optional<std::string> text_pair;
+  bool windows = false;
+  int64_t stride = 0;
 };
 TextRequest parse_text_request(const nlohmann::json& body, const ApiLimits& limits);
+// 400 for a request to `endpoint` that asks for windows (it reads one window of the model's length).
+void refuse_windows(const TextRequest& request, const std::string& endpoint);
 
 struct MethodRequest {
   std::string name;
   nlohmann::json params = nlohmann::json::object();
   std::string output;  // empty: the method's default
 };
-// POST /api/explain {model?, text, text_pair?, target?, methods: [{name, params?, output?}] or
-// [names], faithfulness?}.
+// POST /api/explain {model?, text, text_pair?, windows?, stride?, target?, methods: [{name, params?,
+// output?}] or [names], faithfulness?}.
 struct ExplainRequest {
   TextRequest text;
   std::vector<MethodRequest> methods;

@@ -87,6 +87,7 @@ void ServerOptions::validate() const {
 void run_server(const ServerOptions& o, const std::function<void(int port)>& on_listening) {
   o.validate();
   Api api(o.models, o.datasets, o.data_dir, o.limits);
+  api.set_artifact_folders(o.artifacts);
   // Tensors of 1 MiB or more are returned to the system when freed, so resident memory follows the
   // requests in flight (their estimates count tensors); smaller blocks are trimmed after requests.
   release_large_blocks(1 << 20);

@@ -48,7 +48,7 @@ class SmatExplainer : public Explainer {
 ExplainerInfo smat_info() {
   return {"smat", "learned",
           "SMaT (Fernandes et al. 2022): attention heads mixed by coefficients meta-trained for simulability (salient smat train)",
-          {string_param("smat", nullptr, "smat_explainer.json from salient smat train, or the directory holding it")},
+          {path_param("smat", nullptr, "smat_explainer.json from salient smat train, or the directory holding it")},
           [] { return std::unique_ptr<Explainer>(new SmatExplainer()); }, {Footprint::Pass::attentions}};
 }
 

@@ -76,7 +76,7 @@ class SstSelectionExplainer : public Explainer {
 ExplainerInfo sst_info() {
   return {"sst", "learned",
           "SST (Bassan et al. 2025): the subset {s ≥ τ} a model trained by salient sst train outputs with its prediction",
-          {string_param("sst", nullptr, "directory of a text SST model (default: the explained model's, --model)"),
+          {path_param("sst", nullptr, "directory of a text SST model (default: the explained model's, --model)"),
            choice_param("sst_scores", "subset", {"subset", "selection"}, "token scores: the subset as 0/1, or s itself")},
           [] { return std::unique_ptr<Explainer>(new SstSelectionExplainer()); }, {Footprint::Pass::attentions}};
 }
