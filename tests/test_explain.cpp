@@ -1045,3 +1045,49 @@ TEST(Explain, ScalarMixModelsExplainThroughEveryLayer) {
     }
   }
 }
+
+// IG with steps=auto: each input gets 8, 16, 32, ... points until its completeness gap is within
+// tol of |F(x) − F(x')|; its scores are exactly those of IG at the count it stopped at, inputs
+// that need more points do not change those that stop early (up to batching's rounding, as
+// BatchAndPaddingInvariance), and a tighter tol takes more points.
+TEST(Explain, IgStepsAutoStopsAtTheAccuracyAsked) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  const Classifier& clf = reference_model();
+  Inputs in = first_cases(clf, 6);
+  const std::vector<int64_t> targets = predicted_classes(clf, in.ptrs());
+  auto ig = make_explainer("ig");
+  for (const double tol : {1e-2, 1e-5}) {
+    ExplainOptions o;
+    o.params = {{"steps", "auto"}, {"tol", tol}, {"baseline", "zeros"}};
+    const std::vector<Explanation> got = ig->explain(clf, in.ptrs(), targets, o);
+    std::set<int64_t> counts;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const Explanation& e = got[i];
+      const int64_t n = e.extras["steps"].get<int64_t>();
+      counts.insert(n);
+      EXPECT_TRUE(e.extras["converged"].get<bool>()) << i;
+      EXPECT_EQ(e.params["steps"], "auto");
+      double sum = 0;
+      for (double v : e.scores) sum += v;
+      const double delta = e.extras["delta"].get<double>(), change = std::abs(sum - delta);
+      EXPECT_LE(std::abs(delta), tol * change) << i;
+      // The same as IG at that count, run on this input alone; and fewer points would not do.
+      ExplainOptions fixed;
+      fixed.params = {{"steps", n}, {"baseline", "zeros"}};
+      const Explanation alone = ig->explain(clf, {in.ptrs()[i]}, {targets[i]}, fixed)[0];
+      EXPECT_LT(rel_err(alone.scores, e.scores), 2e-5) << i;  // batched or alone: float32 rounding
+      if (n > 8) {
+        fixed.params["steps"] = n / 2;
+        const Explanation fewer = ig->explain(clf, {in.ptrs()[i]}, {targets[i]}, fixed)[0];
+        EXPECT_GT(std::abs(fewer.extras["delta"].get<double>()), tol * change) << i;
+      }
+    }
+    if (tol < 1e-3) EXPECT_GT(*counts.rbegin(), 8) << "a tight tol takes more than the first round";
+  }
+  ExplainOptions bad;
+  bad.params = {{"steps", "many"}};
+  EXPECT_NE(error_of([&] { ig->explain(clf, in.ptrs(), targets, bad); }).find("--steps: expected an integer or auto"),
+            std::string::npos);
+  bad.params = {{"steps", "auto"}, {"tol", 2}};
+  EXPECT_NE(error_of([&] { ig->explain(clf, in.ptrs(), targets, bad); }).find("--tol"), std::string::npos);
+}

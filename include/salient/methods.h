@@ -23,7 +23,8 @@ struct ParamSpec {
   // says how, e.g. kernel_shap's sample budget 2d + 2048) or needs it given (expnet's artifact).
   nlohmann::json default_value;
   double min = -std::numeric_limits<double>::infinity(), max = std::numeric_limits<double>::infinity();
-  std::vector<std::string> choices;  // allowed strings; empty = any
+  // String: the allowed values (empty: any). Int: names allowed besides numbers (ig's steps "auto").
+  std::vector<std::string> choices;
   std::string doc;
   // A file or directory read from the machine that runs the method (a learned explainer's
   // artifact): `salient serve` takes it only under the folders given with --artifacts.

@@ -142,15 +142,18 @@ ExplainOptions method_options(const std::string& method, const MethodSettings& s
     const std::string& text = given->second;
     size_t used = 0;
     try {
-      if (p.type == ParamSpec::Type::Int) o.params[p.name] = static_cast<int64_t>(std::stoll(text, &used));
+      if (p.type != ParamSpec::Type::String && std::find(p.choices.begin(), p.choices.end(), text) != p.choices.end())
+        o.params[p.name] = text, used = text.size();  // a named value ("auto")
+      else if (p.type == ParamSpec::Type::Int) o.params[p.name] = static_cast<int64_t>(std::stoll(text, &used));
       else if (p.type == ParamSpec::Type::Number) o.params[p.name] = std::stod(text, &used);
       else o.params[p.name] = text, used = text.size();
     } catch (const std::exception&) {
       used = 0;
     }
     if (used != text.size() || text.empty())
-      fail("{}: expected {} {}, got '{}'", p.flag(), p.type == ParamSpec::Type::Int ? "an" : "a",
-           p.type == ParamSpec::Type::Int ? "integer" : "number", text);
+      fail("{}: expected {} {}{}, got '{}'", p.flag(), p.type == ParamSpec::Type::Int ? "an" : "a",
+           p.type == ParamSpec::Type::Int ? "integer" : "number",
+           p.choices.empty() ? "" : fmt::format(" or {}", fmt::join(p.choices, ", ")), text);
   }
   return with_declared_params(explainer_info(method), o);
 }

@@ -51,11 +51,12 @@ std::string ParamSpec::type_name() const {
 
 std::string ParamSpec::describe() const {
   std::string range;
-  if (!choices.empty()) range = fmt::format("{}", fmt::join(choices, " | "));
+  if (type == Type::String && !choices.empty()) range = fmt::format("{}", fmt::join(choices, " | "));
   else if (type != Type::String && (std::isfinite(min) || std::isfinite(max)))
     range = std::isfinite(max) ? fmt::format("{} in [{}, {}]", type_name(), number_text(min), number_text(max))
                                : fmt::format("{} >= {}", type_name(), number_text(min));
   else range = type_name();
+  if (type != Type::String && !choices.empty()) range += fmt::format(" | {}", fmt::join(choices, " | "));
   const std::string def = default_value.is_null() ? "no default"
                           : default_value.is_string() ? "default '" + default_value.get<std::string>() + "'"
                                                        : "default " + default_value.dump();
@@ -118,9 +119,14 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
       o.params.erase(key);
       continue;
     }
+    const bool named = p->type == ParamSpec::Type::Int && value.is_string() &&
+                       std::find(p->choices.begin(), p->choices.end(), value.get<std::string>()) != p->choices.end();
+    if (named) continue;  // an int parameter's name for a value the method works out ("auto")
     switch (p->type) {
       case ParamSpec::Type::Int:
-        if (!value.is_number_integer()) fail("{}: expected an integer, got {}", p->flag(), value.dump());
+        if (!value.is_number_integer())
+          fail("{}: expected an integer{}, got {}", p->flag(),
+               p->choices.empty() ? "" : fmt::format(" or {}", fmt::join(p->choices, ", ")), value.dump());
         break;
       case ParamSpec::Type::Number:
         if (!value.is_number()) fail("{}: expected a number, got {}", p->flag(), value.dump());
@@ -135,7 +141,7 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
         fail("{}: {} is out of range ({})", p->flag(), value.dump(),
              std::isfinite(p->max) ? fmt::format("{} to {}", number_text(p->min), number_text(p->max))
                                    : fmt::format("at least {}", number_text(p->min)));
-    } else if (!p->choices.empty() &&
+    } else if (p->type == ParamSpec::Type::String && !p->choices.empty() &&
                std::find(p->choices.begin(), p->choices.end(), value.get<std::string>()) == p->choices.end()) {
       fail("{}: unknown value '{}' for method '{}' (valid: {})", p->flag(), value.get<std::string>(), info.name,
            fmt::join(p->choices, ", "));
@@ -517,6 +523,11 @@ ParamSpec int_param(std::string name, nlohmann::json def, double min, double max
   p.min = min;
   p.max = max;
   p.doc = std::move(doc);
+  return p;
+}
+ParamSpec auto_int_param(std::string name, nlohmann::json def, double min, double max, std::string doc) {
+  ParamSpec p = int_param(std::move(name), std::move(def), min, max, std::move(doc));
+  p.choices = {"auto"};
   return p;
 }
 ParamSpec number_param(std::string name, double def, double min, double max, std::string doc) {

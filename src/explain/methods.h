@@ -23,6 +23,7 @@ ParamSpec int_param(std::string name, nlohmann::json def, double min, double max
 ParamSpec number_param(std::string name, double def, double min, double max, std::string doc);
 ParamSpec choice_param(std::string name, std::string def, std::vector<std::string> choices, std::string doc);
 ParamSpec string_param(std::string name, nlohmann::json def, std::string doc);
+ParamSpec auto_int_param(std::string name, nlohmann::json def, double min, double max, std::string doc);  // or "auto"
 ParamSpec path_param(std::string name, nlohmann::json def, std::string doc);  // a string naming a file (ParamSpec::path)
 ParamSpec removal_param();      // --removal mask | delete
 ParamSpec start_layer_param();  // --start-layer (rollouts)

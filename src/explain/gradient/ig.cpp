@@ -20,12 +20,15 @@ namespace {
 constexpr int64_t kIgTokenRows = 2048;
 // Rows of a shorter example join a chunk only if it has at least kIgPaddingRule/10 of the chunk's length.
 constexpr int64_t kIgPaddingRule = 9;
+// steps=auto: the first and the largest number of points tried.
+constexpr int64_t kAutoFirstSteps = 8, kAutoMaxSteps = 1024;
 
 class IntegratedGradients : public Explainer {
  public:
   std::string name() const override { return "ig"; }
   std::vector<Explanation> compute(const Classifier& clf, const std::vector<const Encoding*>& inputs,
                                    const std::vector<int64_t>& targets, const ExplainOptions& o) override {
+    if (o.params.at("steps").is_string()) return to_accuracy(clf, inputs, targets, o);  // steps=auto
     const int64_t n = param_int(o, "steps");
     const std::string rule = param_string(o, "rule");
     const std::string baseline_kind = param_string(o, "baseline");
@@ -218,6 +221,45 @@ class IntegratedGradients : public Explainer {
     }
     return out;
   }
+
+ private:
+  // steps=auto: each input integrated with kAutoFirstSteps points, then twice as many, ... until its
+  // completeness gap |Σ attr − (F(x) − F(x'))| is at most tol · |F(x) − F(x')| (or kAutoMaxSteps
+  // points are reached: extras.converged false). The points of one count are not reused by the next
+  // (Gauss-Legendre's are not nested): the rounds cost less than twice the last one.
+  std::vector<Explanation> to_accuracy(const Classifier& clf, const std::vector<const Encoding*>& inputs,
+                                       const std::vector<int64_t>& targets, const ExplainOptions& o) {
+    const double tol = param_double(o, "tol");
+    std::vector<Explanation> out(inputs.size());
+    std::vector<size_t> open(inputs.size());
+    for (size_t i = 0; i < open.size(); ++i) open[i] = i;
+    for (int64_t n = kAutoFirstSteps; !open.empty(); n *= 2) {
+      ExplainOptions on = o;
+      on.params["steps"] = n;
+      std::vector<const Encoding*> some;
+      std::vector<int64_t> their_targets;
+      for (size_t i : open) some.push_back(inputs[i]), their_targets.push_back(targets[i]);
+      std::vector<Explanation> ex = compute(clf, some, their_targets, on);
+      std::vector<size_t> still;
+      for (size_t j = 0; j < open.size(); ++j) {
+        Explanation& e = ex[j];
+        double sum = 0;
+        for (double v : e.scores) sum += v;
+        const double gap = std::abs(e.extras["delta"].get<double>());
+        const double change = std::abs(sum - e.extras["delta"].get<double>());  // |F(x) − F(x')|
+        const bool converged = gap <= tol * change;
+        if (!converged && 2 * n <= kAutoMaxSteps) {
+          still.push_back(open[j]);
+          continue;
+        }
+        e.extras["tol"] = tol;
+        e.extras["converged"] = converged;
+        out[open[j]] = std::move(e);
+      }
+      open = std::move(still);
+    }
+    return out;
+  }
 };
 
 }  // namespace
@@ -227,7 +269,10 @@ ExplainerInfo ig_info() {
                                           "riemann_trapezoid", "gauss", "left", "right", "middle", "midpoint",
                                           "trapezoid", "gauss_legendre", "gauss-legendre"};
   return {"ig", "gradient", "integrated gradients on the word embeddings (Sundararajan et al. 2017)",
-          {int_param("steps", 50, 2, 100000, "integration points"),
+          {auto_int_param("steps", 50, 2, 100000,
+                          "integration points; auto: 8, 16, 32, ... (at most 1024) until the completeness gap is "
+                          "within --tol of |F(x) - F(baseline)|"),
+           number_param("tol", 0.01, 0, 1, "with --steps auto: the completeness gap allowed, relative to |F(x) - F(baseline)|"),
            choice_param("rule", "gausslegendre", rules, "quadrature rule (Captum's names; short aliases accepted)"),
            choice_param("baseline", "pad", {"pad", "mask", "zeros", "zero"},
                         "pad / mask: every non-structural token replaced by [PAD] / [MASK]; zeros: zero embeddings"),
