@@ -4,14 +4,16 @@
 Starts the server on a model, then N clients send requests at once for a fixed time or count:
 short and long (about 500 word pieces) texts, every method family (gradient, IG, attention,
 Chefer et al.'s, LIME / KernelSHAP / occlusion with their sample budgets), the attention and AttAttr
-endpoints, and malformed requests. A client that gets 503 waits for its Retry-After and sends the
+endpoints, texts three times as long read whole in windows ("windows": true; the cheaper methods of
+--windowed-methods, faithfulness included), and malformed requests. A client that gets 503 waits for its Retry-After and sends the
 same request again. Records throughput, p50/p99 latency, the server's peak and after-load resident
 memory (sampled from /proc every 20 ms), and every status; exits non-zero when the server answered
 a 5xx other than 503 or none (a client timeout), a malformed request got anything but a 4xx, a
 request was still refused after --retries, or the peak passed --max-memory.
 
   bench/serve_load.py --model DIR [--clients 8] [--requests 24 | --seconds S] [--max-memory 4GB]
-                      [--long-every 3] [--methods lime,kernel_shap,occlusion,ig,saliency,gae,rollout]
+                      [--long-every 3] [--windowed-every 2] [--methods lime,kernel_shap,occlusion,ig,...]
+                      [--windowed-methods saliency,ig,gae]
                       [--json OUT] [-- extra salient serve flags]
 Standard library only; SALIENT_BIN (default build/salient) is the server.
 """
@@ -64,19 +66,35 @@ def post(url, path, data, timeout):
         return 0, None
 
 
-def requests_for(n, long_every, methods, seed):
-    """n requests (kind, path, body bytes) of client `seed`: every `long_every`-th a long text, every
-    seventh malformed, the methods in turn from the seed's place."""
+def median(values):
+    return sorted(values)[len(values) // 2] if values else 0.0
+
+
+def text_of(length, i):
+    return " ".join(WORDS[(j + i) % len(WORDS)] for j in range(length))
+
+
+def requests_for(n, long_every, windowed_every, methods, windowed_methods, seed):
+    """n requests (kind, path, body bytes) of client `seed`: every `long_every`-th a long text (every
+    `windowed_every`-th of those three times as long and read whole in windows), every seventh
+    malformed, the methods in turn from the seed's place."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
         if i % 7 == 6:
             bad = [b"{not json", json.dumps({"text": ""}).encode(), json.dumps({"text": "x", "methods": ["nope"]}).encode(),
-                   json.dumps({"text": "x", "methods": [{"name": "ig", "params": {"steps": -1}}]}).encode()]
-            out.append(("malformed", "/api/explain", bad[i % len(bad)]))
+                   json.dumps({"text": "x", "methods": [{"name": "ig", "params": {"steps": -1}}]}).encode(),
+                   json.dumps({"text": "x", "windows": "yes", "methods": ["saliency"]}).encode()]
+            out.append(("malformed", "/api/explain", bad[(i // 7 + seed) % len(bad)]))
+            continue
+        if i % long_every == 0 and windowed_every and (i // long_every) % windowed_every == windowed_every - 1:
+            name = windowed_methods[(i + seed) % len(windowed_methods)]
+            method = {"name": name, "params": METHOD_PARAMS.get(name, {})}
+            body = {"text": text_of(1500, i), "windows": True, "methods": [method], "faithfulness": True}
+            out.append(("windowed " + name, "/api/explain", json.dumps(body).encode()))
             continue
         length = 500 if i % long_every == 0 else rng.randint(8, 40)
-        text = " ".join(WORDS[(j + i) % len(WORDS)] for j in range(length))
+        text = text_of(length, i)
         kind = methods[(i + seed) % len(methods)]
         if kind in ("attention", "attattr"):
             out.append((kind, "/api/" + kind, json.dumps({"text": text, **({"m": 8} if kind == "attattr" else {})}).encode()))
@@ -95,6 +113,8 @@ def main():
     ap.add_argument("--max-memory", default="4GB")
     ap.add_argument("--threads", type=int, default=4, help="the server's request threads")
     ap.add_argument("--long-every", type=int, default=3)
+    ap.add_argument("--windowed-every", type=int, default=2, help="of the long requests, every this many read whole (0: none)")
+    ap.add_argument("--windowed-methods", default="saliency,ig,gae")
     ap.add_argument("--methods", default="lime,kernel_shap,occlusion,ig,saliency,gae,rollout,attention,attattr")
     ap.add_argument("--retries", type=int, default=50, help="503s one request may get before it counts as failed")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds a client waits for one answer")
@@ -128,7 +148,8 @@ def main():
     start = time.monotonic()
 
     def client(c):
-        for kind, path, body in requests_for(a.requests if not a.seconds else 10**6, a.long_every, methods, seed=c):
+        for kind, path, body in requests_for(a.requests if not a.seconds else 10**6, a.long_every, a.windowed_every, methods,
+                                            a.windowed_methods.split(","), seed=c):
             if a.seconds and time.monotonic() - start > a.seconds:
                 break
             t0, tries = time.monotonic(), 0
@@ -162,6 +183,9 @@ def main():
         "clients": a.clients, "server_threads": a.threads, "max_memory_bytes": budget, "seconds": round(elapsed, 1),
         "requests": len(records), "explained": len(served), "per_second": round(len(served) / elapsed, 2),
         "p50_seconds": round(pct(0.5), 2), "p99_seconds": round(pct(0.99), 2),
+        "windowed": sum(r["kind"].startswith("windowed") for r in records),
+        "windowed_explained": sum(r["kind"].startswith("windowed") and r["status"] == 200 for r in records),
+        "windowed_p50_seconds": round(median([r["seconds"] for r in records if r["kind"].startswith("windowed")]), 2),
         "malformed": sum(r["kind"] == "malformed" for r in records),
         "malformed_not_4xx": sum(r["kind"] == "malformed" and not 400 <= r["status"] < 500 for r in records),
         "server_errors": sum(r["status"] >= 500 and r["status"] != 503 for r in records),

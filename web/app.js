@@ -46,6 +46,13 @@ function input() {
   return body;
 }
 
+// What /api/predict and /api/explain read: the input, whole (as windows) when asked.
+function explainInput() {
+  const body = input();
+  if ($("windows").checked) body.windows = true;
+  return body;
+}
+
 // ---- set-up: models, methods, datasets ----
 
 async function init() {
@@ -97,12 +104,14 @@ function renderMethods() {
     const params = el("div", { class: "params" });
     for (const p of m.params) {
       let field;
-      if (p.choices && p.choices.length) {
+      if (p.type === "string" && p.choices && p.choices.length) {
         field = el("select", { "data-param": p.name });
         for (const c of p.choices) field.append(el("option", { value: c, text: c }));
         if (p.default !== null) field.value = p.default;
       } else {
-        field = el("input", { "data-param": p.name, type: p.type === "string" ? "text" : "number" });
+        // A number, or a name the parameter also takes (IG's steps "auto"): a text field then.
+        const named = p.type !== "string" && p.choices && p.choices.length;
+        field = el("input", { "data-param": p.name, type: p.type === "string" || named ? "text" : "number" });
         if (p.type === "int") field.step = "1";
         if (p.type === "number") field.step = "any";
         if (p.min !== null) field.min = p.min;
@@ -129,7 +138,8 @@ function chosenMethods() {
     for (const field of card.querySelectorAll("[data-param]")) {
       if (field.value === "") continue;
       const p = spec.params.find((q) => q.name === field.dataset.param);
-      params[p.name] = p.type === "int" ? parseInt(field.value, 10) : p.type === "number" ? parseFloat(field.value) : field.value;
+      params[p.name] = p.choices && p.choices.includes(field.value) ? field.value
+        : p.type === "int" ? parseInt(field.value, 10) : p.type === "number" ? parseFloat(field.value) : field.value;
     }
     out.push({ name: spec.name, params });
   }
@@ -179,6 +189,29 @@ function renderPrediction(p) {
     el("span", { text: p.labels[i], style: "width:8em" }),
     el("span", { class: "fill", style: `width:${Math.round(q * 300)}px` }),
     el("span", { text: q.toFixed(3) }))));
+  if (p.windows) {
+    box.append(el("p", { class: "muted", id: "read-as", text:
+      `read whole: ${p.tokens.length} tokens in ${p.windows} windows of at most ${currentModel().max_tokens}; ` +
+      "the probabilities are the mean of the windows' logits" }));
+  } else if (p.truncated) {
+    box.append(el("p", { class: "notice", id: "read-as", text:
+      `cut at the model's ${currentModel().max_tokens} tokens: the rest of the text is not read. ` +
+      "Tick “whole text (windows)” to read all of it." }));
+  }
+}
+
+// The windows a long text was read in (extras.windows: each window's first piece and length), as
+// bars over the whole text; a window's pieces are tokens start + 1 … start + length − 2.
+function windowBars(windows, total) {
+  const box = el("div", { class: "windows", title: "the windows the text was read in (scores averaged where they overlap)" });
+  windows.forEach((w, i) => {
+    const first = w.start + 1, last = w.start + w.tokens - 2;
+    box.append(el("span", { class: "window", "data-first": first, "data-last": last,
+      title: `window ${i + 1}: tokens ${first}–${last}`,
+      style: `left:${(100 * first / total).toFixed(3)}%;width:${(100 * (last - first + 1) / total).toFixed(3)}%;` +
+             `top:${(i % 3) * 6}px;background:${["#37474f", "#78909c", "#b0bec5"][i % 3]}` }));
+  });
+  return box;
 }
 
 function heatRow(tokens, scores, extraClass) {
@@ -195,7 +228,18 @@ function renderExplanation(card, e) {
   const head = card.querySelector("h3 .status");
   if (e.error) { head.textContent = ""; card.append(el("p", { class: "error", text: e.error })); return; }
   head.textContent = `${e.seconds.toFixed(2)} s · explains ${e.output ? e.output + " of " : ""}${e.target_label}`;
-  card.append(el("div", { class: "muted", text: "tokens" }), heatRow(e.tokens, e.token_scores, "tokens"));
+  const windows = e.extras && Array.isArray(e.extras.windows) ? e.extras.windows : null;
+  if (windows) {
+    card.append(el("div", { class: "muted", text: `${windows.length} windows over ${e.tokens.length} tokens` }),
+                windowBars(windows, e.tokens.length));
+  }
+  const tokens = heatRow(e.tokens, e.token_scores, "tokens");
+  // Where each window starts, on the tokens themselves.
+  if (windows) windows.forEach((w, i) => {
+    const t = tokens.children[w.start + 1];
+    if (i > 0 && t) { t.classList.add("window-start"); t.title += ` · window ${i + 1} starts`; }
+  });
+  card.append(el("div", { class: "muted", text: "tokens" }), tokens);
   if (e.words) {
     const words = heatRow(e.words, e.word_scores, "words");
     const r = state.example && state.example.rationale && state.example.text === $("text").value ? state.example.rationale : null;
@@ -219,7 +263,7 @@ async function run() {
   const methods = chosenMethods();
   if (!methods.length) { showError("choose at least one method"); return; }
   try {
-    state.prediction = await api("/api/predict", input());
+    state.prediction = await api("/api/predict", explainInput());
   } catch (e) { showError(e.message); return; }
   renderPrediction(state.prediction);
   $("legend").hidden = false;
@@ -236,7 +280,8 @@ async function run() {
     const started = performance.now();
     const timer = setInterval(() => { status.textContent = `running… ${((performance.now() - started) / 1000).toFixed(1)} s`; }, 200);
     try {
-      const body = Object.assign(input(), { methods: [m], target: target === "pred" ? "pred" : parseInt(target, 10) });
+      const body = Object.assign(explainInput(), { methods: [m], faithfulness: $("faithfulness").checked,
+        target: target === "pred" ? "pred" : parseInt(target, 10) });
       const data = await api("/api/explain", body, controller.signal);
       const e = data.explanations[0];
       state.results.push(e);
@@ -351,7 +396,7 @@ function download(name, type, text) {
 
 function exportJson() {
   download("salient-view.json", "application/json", JSON.stringify({
-    model: $("model").value, input: input(), prediction: state.prediction, explanations: state.results }, null, 2));
+    model: $("model").value, input: explainInput(), prediction: state.prediction, explanations: state.results }, null, 2));
 }
 
 function exportSvg() {

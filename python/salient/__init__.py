@@ -389,22 +389,24 @@ def evaluate(model, data, rationales=None, data_dir="", batch_size=64, max_lengt
     return out
 
 
-def faithfulness(model, text, scores, target="pred", output="prob", removal="mask", k=0):
+def faithfulness(model, text, scores, target="pred", output="prob", removal="mask", k=0, windows=False, stride=0):
     """Faithfulness of any token scores for one text (or (text, pair)), e.g. attributions from
     Captum: one score per token of ``model.tokenize(text)`` (special tokens included), as a list,
     NumPy array or torch.Tensor. ERASER's comprehensiveness and sufficiency of the top k tokens
     (k 0: 20%), their AOPCs, deletion and insertion AUCs, for ``target`` ("pred", a class index or
-    a label name), measured on ``output`` "prob" or "logit", tokens removed by "mask" or "delete"."""
+    a label name), measured on ``output`` "prob" or "logit", tokens removed by "mask" or "delete".
+    ``windows``: the scores cover the whole text (salient.explain(..., windows=True)) and every
+    perturbed text is scored whole, as its windows' mean logits ``stride`` pieces apart."""
     core = _core_of(model)
     if isinstance(target, str) and target == "pred":
-        target = core.predict([text], 1)[0]["label_id"]
+        target = core.predict([text], 1, windows, stride)[0]["label_id"]
     elif isinstance(target, str):
         if target not in core.labels:
             raise ValueError(f"target: '{target}' is not one of the model's labels {core.labels}")
         target = core.labels.index(target)
     elif not isinstance(target, (int, _np.integer)) or isinstance(target, bool):
         raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
-    return core.faithfulness(text, _numbers(scores, "scores"), int(target), output, k, removal)
+    return core.faithfulness(text, _numbers(scores, "scores"), int(target), output, k, removal, windows, stride)
 
 
 def plausibility(scores, rationale, where="rationale"):

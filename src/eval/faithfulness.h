@@ -12,7 +12,8 @@
 //   would remove early tokens first whenever a method gives many exact zeros).
 // - Removal is [MASK] substitution (default) or deletion of the token.
 // - AOPC over the fractions f = 0.1 … 1.0 (ferret's grid): k = floor(f · n) with n the number of
-//   removable positions; fractions giving k = 0 are skipped (as ferret does).
+//   removable positions; fractions giving k = 0 are skipped, and a k that several fractions give
+//   counts once per fraction (ferret counts each distinct top-k set once: docs/explainers.md).
 #include <cstdint>
 #include <functional>
 #include <string>

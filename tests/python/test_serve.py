@@ -230,10 +230,75 @@ def test_the_page_in_headless_chromium(page):
         browser.quit()
 
 
+@pytest.mark.same_build
+def test_a_long_text_is_explained_whole_as_the_package_explains_it(server, model_dir):
+    m = salient.load(model_dir)
+    text = " ".join(["a charming and moving journey, or a dull one?"] * 40)
+    status, cut = request(server, "/api/predict", {"text": text})
+    assert status == 200 and cut["truncated"] and len(cut["tokens"]) == m.config["max_position_embeddings"]
+    status, got = request(server, "/api/explain", {"text": text, "windows": True, "stride": 40, "methods": ["gae"]})
+    assert status == 200, got
+    want = salient.explain(m, text, method="gae", windows=True, stride=40, batch_size=1)[0]
+    e = got["explanations"][0]
+    assert e["tokens"] == want.tokens and got["prediction"]["windows"] == len(want.extras["windows"])
+    np.testing.assert_allclose(e["token_scores"], want.scores, rtol=1e-6, atol=1e-12)
+    direct = salient.faithfulness(m, text, want.scores, target=want.target, windows=True, stride=40)
+    assert e["faithfulness"]["k"] == direct["k"]
+    np.testing.assert_allclose(e["faithfulness"]["comprehensiveness"], direct["comprehensiveness"], rtol=1e-6)
+    status, refused = request(server, "/api/attention", {"text": text, "windows": True})
+    assert status == 400 and "windows" in refused["error"]
+
+
+@pytest.mark.same_build
+def test_the_page_reads_a_long_text_whole(server, model_dir):
+    """A text longer than the model's positions: cut (and said so) by default; with the windows
+    switch, scored over all its tokens as salient.explain(windows=True) scores it, the windows shown."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    browser = chrome_or_skip()
+    m = salient.load(model_dir)
+    text = " ".join(["a charming and moving journey, or a dull one?"] * 40)
+    want = salient.explain(m, text, method="saliency", windows=True, batch_size=1)[0]
+    windows = want.extras["windows"]
+    assert len(want.tokens) > 2 * m.config["max_position_embeddings"] and len(windows) > 3
+    try:
+        browser.get(server)
+        wait = WebDriverWait(browser, 60)
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#methods input[data-method=ig]"))
+        browser.find_element(By.CSS_SELECTOR, "#methods input[data-method=ig]").click()  # saliency alone
+        browser.execute_script("document.getElementById('text').value = arguments[0]", text)
+
+        def explain():
+            browser.find_element(By.ID, "run").click()
+            wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".card[data-method=saliency][data-done]"))
+            assert browser.find_element(By.CSS_SELECTOR, ".card[data-method=saliency]").get_attribute("data-done") == "true"
+            return browser.find_elements(By.CSS_SELECTOR, ".card[data-method=saliency] .heat.tokens .tok")
+
+        spans = explain()
+        assert len(spans) == m.config["max_position_embeddings"]
+        assert "cut at the model's" in browser.find_element(By.ID, "read-as").text
+        browser.find_element(By.ID, "windows").click()
+        spans = explain()
+        assert [s.text for s in spans] == want.tokens
+        np.testing.assert_allclose([float(s.get_attribute("data-score")) for s in spans], want.scores, rtol=1e-6, atol=1e-12)
+        assert f"in {len(windows)} windows" in browser.find_element(By.ID, "read-as").text
+        bars = browser.find_elements(By.CSS_SELECTOR, ".card[data-method=saliency] .windows .window")
+        assert [(int(b.get_attribute("data-first")), int(b.get_attribute("data-last"))) for b in bars] == \
+            [(w["start"] + 1, w["start"] + w["tokens"] - 2) for w in windows]
+        starts = browser.find_elements(By.CSS_SELECTOR, ".card[data-method=saliency] .tok.window-start")
+        assert len(starts) == len(windows) - 1
+        faith = browser.find_element(By.CSS_SELECTOR, ".card[data-method=saliency] .faith").text
+        direct = salient.faithfulness(m, text, want.scores, target=want.target, windows=True)
+        assert f"top {direct['k']} tokens" in faith and f"comprehensiveness {direct['comprehensiveness']:.3f}" in faith
+    finally:
+        browser.quit()
+
+
 @pytest.mark.measures_memory
 def test_a_short_load_gets_no_server_error_and_stays_in_its_memory_budget(salient_bin, model_dir, tmp_path):
     """The quick, bounded part of bench/serve_load.py (docs/RELIABILITY.md, "The server under load"):
-    concurrent clients, long and short texts, every method family, malformed requests; no 5xx, every
+    concurrent clients, long and short texts, every method family, texts read whole in windows,
+    malformed requests; no 5xx, every
     malformed request a 4xx, the peak resident memory within --max-memory."""
     out = tmp_path / "load.json"
     repo = Path(__file__).resolve().parents[2]
@@ -244,6 +309,7 @@ def test_a_short_load_gets_no_server_error_and_stays_in_its_memory_budget(salien
     s = json.loads(out.read_text())
     assert s["requests"] == 24 and s["malformed"] == 3 and s["malformed_not_4xx"] == 0
     assert s["server_errors"] == 0 and s["explained"] + s["malformed"] == 24
+    assert s["windowed"] == s["windowed_explained"] == 3  # texts read whole, one per client
     assert s["idle_rss_bytes"] < s["peak_rss_bytes"] <= 1e9
     assert 0 < s["request_budget_bytes"] < 1e9
 
