@@ -54,6 +54,9 @@ struct Footprint {
   // What bounds the rows in all, when fewer than the budget: "tokens" (one row per token), the
   // name of an int parameter (samples, steps), or "" (nothing).
   std::string rows_bound;
+  // Every intra-op thread runs a pass of its own at once (IG's fused path: a CPU BERT whose head
+  // reads the first token), each within token_cap and all together within the token budget.
+  bool thread_passes = false;
 };
 
 struct ExplainerInfo {

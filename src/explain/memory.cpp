@@ -68,6 +68,10 @@ int64_t explain_bytes(const ModelConfig& c, const Footprint& f, const nlohmann::
   const int64_t L = pass_length(c, tokens);
   BatchLimits passes = limits;
   if (f.token_cap > 0) passes.tokens = std::min(passes.tokens, f.token_cap);
+  // Passes on every thread at once hold as many rows as they do together (IG's fused path, which
+  // DeBERTa and heads reading every layer do not take).
+  if (f.thread_passes && !c.pools_every_layer() && !c.is_deberta())
+    passes.tokens = std::min(limits.tokens, passes.tokens * std::max<int64_t>(at::get_num_threads(), 1));
   // Perturbations of one input fill a pass; otherwise the inputs themselves share it.
   int64_t rows = f.fills_budget ? rows_per_pass(passes, L) : std::min(std::max<int64_t>(inputs, 1), rows_per_pass(passes, L));
   if (const int64_t bound = rows_bound(f, params, L); bound > 0) rows = std::min(rows, bound);

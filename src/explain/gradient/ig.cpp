@@ -118,13 +118,17 @@ class IntegratedGradients : public Explainer {
     // little padding is computed: padded positions cost as much as tokens. Each run of rows of
     // similar length is cut into equal chunks (BERT-base, 50 points: 13+13+12+12 rows, not
     // 16+16+16+2), so that threads taking whole chunks finish together.
+    // Fused chunks run on every thread at once (below): together they stay within the token budget.
+    const int64_t threads = at::get_num_threads();
+    const int64_t chunk_tokens = std::min(
+        kIgTokenRows, impl == "fused" && threads > 1 ? std::max<int64_t>(o.max_batch_tokens / threads, 1) : o.max_batch_tokens);
     std::vector<std::pair<int64_t, int64_t>> chunks;
     for (int64_t s = 0, run_end = 0; s < rows; s = run_end) {
       const int64_t Lc = p.batch.lengths[row_ex[s]];
       for (run_end = s + 1; run_end < rows && 10 * p.batch.lengths[row_ex[run_end]] >= kIgPaddingRule * Lc; ++run_end) {
       }
       const int64_t n_run = run_end - s;
-      const int64_t per = rows_per_pass({chunk, std::min(kIgTokenRows, o.max_batch_tokens)}, Lc);
+      const int64_t per = rows_per_pass({chunk, chunk_tokens}, Lc);
       const int64_t k = (n_run + per - 1) / per;
       for (int64_t i = 0, b = s; i < k; ++i) {
         const int64_t e = b + n_run / k + (i < n_run % k ? 1 : 0);
@@ -165,7 +169,6 @@ class IntegratedGradients : public Explainer {
             ig_alpha_gradient(clf.model, le, ex, alpha_t.index_select(0, k), Lc, mask, tg, output_of(o));
       }
     };
-    const int64_t threads = at::get_num_threads();
     if (impl == "fused" && n_chunks > 1 && threads > 1) {
       // Chunks are independent: on several threads each takes whole chunks, which scales better
       // than splitting each pass's small kernels (ops inside a parallel region run single-threaded).
@@ -280,7 +283,7 @@ ExplainerInfo ig_info() {
                         "implementation (same values up to rounding): fused on CPU, autograd elsewhere; "
                         "plain with --layer embeddings"),
            gradient_layer_param()},
-          [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }, {Footprint::Pass::gradient, /*fills_budget=*/true, kIgTokenRows, "steps"}};
+          [] { return std::unique_ptr<Explainer>(new IntegratedGradients()); }, {Footprint::Pass::gradient, /*fills_budget=*/true, kIgTokenRows, "steps", /*thread_passes=*/true}};
 }
 
 }  // namespace salient::explain
