@@ -381,7 +381,10 @@ def evaluate(model, data, rationales=None, data_dir="", batch_size=64, max_lengt
         if not isinstance(e, Explanation) or e.input is None:
             raise TypeError(f"data[{i}]: expected an Explanation from salient.explain or a dataset spec")
         row = {"method": e.method, "target": e.target}
-        row.update(core.faithfulness(e.input, _numbers(e.scores, f"data[{i}].scores"), e.target, output, k, removal))
+        # An explanation of a text read whole (explain(windows=True)) is scored whole, as it was made.
+        windowed = "windows" in e.extras
+        row.update(core.faithfulness(e.input, _numbers(e.scores, f"data[{i}].scores"), e.target, output, k, removal,
+                                     windowed, e.extras.get("stride", 0) if windowed else 0))
         if rationales is not None:
             plaus = plausibility(e.word_scores, rationales[i], where=f"rationales[{i}]")
             row.update({"word_" + name: v for name, v in plaus.items()})

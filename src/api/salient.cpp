@@ -297,7 +297,10 @@ std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, co
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto [whole, windows] = windows_of(*clf_, inputs[i], long_inputs);
       const int64_t t = fixed_target < 0 ? preds[i].label_id : fixed_target;
-      const Explanation stitched = explain_windows(*explainer, *clf_, windows, whole.ids.size(), t, opts, batch_size);
+      Explanation stitched = explain_windows(*explainer, *clf_, windows, whole.ids.size(), t, opts, batch_size);
+      // The stride read, so the explanation can be scored as it was made (faithfulness, evaluate).
+      stitched.extras["stride"] =
+          long_inputs.stride > 0 ? long_inputs.stride : std::max<int64_t>(1, (config().max_tokens() - 2) / 2);
       out.push_back(complete_explanation(*clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
     }
     return out;

@@ -183,6 +183,14 @@ def test_benchmark_reads_long_inputs_as_windows_as_the_cli(model_dir, run_cli, t
     assert len(got["token_scores"]) == 252 and got["extras"]["windows"][1]["start"] == 100
     assert got["token_scores"] == pytest.approx(want["token_scores"], abs=1e-9)
     assert got["metrics"]["comprehensiveness"] == pytest.approx(want["metrics"]["comprehensiveness"], abs=1e-9)
+    # An explanation of a text read whole records its stride, and salient.evaluate scores it whole.
+    m = salient.load(model_dir)
+    for stride, want_stride in [(100, 100), (0, 63)]:  # 0: half of the 126 pieces a window holds
+        e = salient.explain(m, review, method="saliency", windows=True, stride=stride)[0]
+        assert e.extras["stride"] == want_stride
+        row = salient.evaluate(m, [e])[0]
+        direct = salient.faithfulness(m, review, e.scores, target=e.target, windows=True, stride=want_stride)
+        assert row["comprehensiveness"] == direct["comprehensiveness"] and row["k"] == direct["k"] > 126 // 5
 
 
 def test_the_gil_is_released_while_cpp_explains(model_dir):
