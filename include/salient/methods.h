@@ -30,6 +30,8 @@ struct ParamSpec {
   // artifact): `salient serve` takes it only under the folders given with --artifacts.
   bool path = false;
 
+  // Whether `value` is one of a number parameter's names for a value the method works out ("auto").
+  bool names(const std::string& value) const;
   std::string flag() const;
   std::string type_name() const;  // int | number | string
   // "--steps (int ≥ 2, default 50): integration points" — for --list and docs.

@@ -142,8 +142,7 @@ ExplainOptions method_options(const std::string& method, const MethodSettings& s
     const std::string& text = given->second;
     size_t used = 0;
     try {
-      if (p.type != ParamSpec::Type::String && std::find(p.choices.begin(), p.choices.end(), text) != p.choices.end())
-        o.params[p.name] = text, used = text.size();  // a named value ("auto")
+      if (p.names(text)) o.params[p.name] = text, used = text.size();  // "auto"
       else if (p.type == ParamSpec::Type::Int) o.params[p.name] = static_cast<int64_t>(std::stoll(text, &used));
       else if (p.type == ParamSpec::Type::Number) o.params[p.name] = std::stod(text, &used);
       else o.params[p.name] = text, used = text.size();

@@ -299,8 +299,7 @@ std::vector<Explanation> Model::explain(const std::vector<TextInput>& inputs, co
       const int64_t t = fixed_target < 0 ? preds[i].label_id : fixed_target;
       Explanation stitched = explain_windows(*explainer, *clf_, windows, whole.ids.size(), t, opts, batch_size);
       // The stride read, so the explanation can be scored as it was made (faithfulness, evaluate).
-      stitched.extras["stride"] =
-          long_inputs.stride > 0 ? long_inputs.stride : std::max<int64_t>(1, (config().max_tokens() - 2) / 2);
+      stitched.extras["stride"] = resolved_stride(config().max_tokens(), long_inputs.stride);
       out.push_back(complete_explanation(*clf_, whole, stitched, inputs[i].text, /*word_max=*/false));
     }
     return out;
@@ -479,7 +478,7 @@ nlohmann::json Model::evaluate(const Dataset& data, int64_t batch_size, int64_t 
     const ClassificationMetrics m = classification_metrics(gold, pred, config().num_labels);
     return {{"data", data.name}, {"examples", m.count}, {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1},
             {"mcc", m.mcc}, {"windows", windows},
-            {"stride", long_inputs.stride > 0 ? long_inputs.stride : std::max<int64_t>(1, (config().max_tokens() - 2) / 2)}};
+            {"stride", resolved_stride(config().max_tokens(), long_inputs.stride)}};
   }
   const int64_t length = max_length > 0 ? max_length : config().max_tokens();
   if (config().num_labels == 1) {

@@ -49,6 +49,10 @@ std::string ParamSpec::type_name() const {
   return "?";
 }
 
+bool ParamSpec::names(const std::string& value) const {
+  return type != Type::String && std::find(choices.begin(), choices.end(), value) != choices.end();
+}
+
 std::string ParamSpec::describe() const {
   std::string range;
   if (type == Type::String && !choices.empty()) range = fmt::format("{}", fmt::join(choices, " | "));
@@ -119,9 +123,7 @@ ExplainOptions with_declared_params(const ExplainerInfo& info, const ExplainOpti
       o.params.erase(key);
       continue;
     }
-    const bool named = p->type == ParamSpec::Type::Int && value.is_string() &&
-                       std::find(p->choices.begin(), p->choices.end(), value.get<std::string>()) != p->choices.end();
-    if (named) continue;  // an int parameter's name for a value the method works out ("auto")
+    if (value.is_string() && p->names(value.get<std::string>())) continue;  // "auto": the method works it out
     switch (p->type) {
       case ParamSpec::Type::Int:
         if (!value.is_number_integer())

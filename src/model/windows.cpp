@@ -6,10 +6,14 @@
 
 namespace salient {
 
+int64_t resolved_stride(int64_t max_tokens, int64_t stride) {
+  return stride != 0 ? stride : std::max<int64_t>(1, (max_tokens - 2) / 2);
+}
+
 std::vector<int64_t> window_starts(int64_t pieces, int64_t max_tokens, int64_t stride, const std::string& where) {
   const int64_t capacity = max_tokens - 2;
   if (capacity < 1) fail("{}: the model's {} positions leave no room for a window", where, max_tokens);
-  if (stride == 0) stride = std::max<int64_t>(1, capacity / 2);
+  stride = resolved_stride(max_tokens, stride);
   if (stride < 1 || stride > capacity)
     fail("{}: must be in [1, {}] (a window of this model holds {} word pieces), got {}", where, capacity, capacity, stride);
   if (pieces <= capacity) return {0};

@@ -20,6 +20,9 @@ struct Window {
 // stride 0: half a window; else 1 ≤ stride ≤ max_tokens - 2 (errors name `where`).
 std::vector<int64_t> window_starts(int64_t pieces, int64_t max_tokens, int64_t stride, const std::string& where);
 
+// The stride a window_starts call reads: `stride`, or half a window when 0 (unchecked).
+int64_t resolved_stride(int64_t max_tokens, int64_t stride);
+
 // The windows of `whole` (one segment, [CLS] ... [SEP], untruncated) for a model of `max_tokens`
 // positions: starts 0, stride, 2·stride, ... and a last window ending at the last piece. One window,
 // `whole` itself, when it fits. stride 0: half a window; else 1 ≤ stride ≤ max_tokens - 2 (errors

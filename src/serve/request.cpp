@@ -37,6 +37,12 @@ std::string target_of(const nlohmann::json& body) {
   bad_request("body: field \"target\" must be \"pred\", a class index or a label name");
 }
 
+bool bool_field(const nlohmann::json& body, const char* name, bool fallback) {
+  if (!given(body, name)) return fallback;
+  if (!body.at(name).is_boolean()) bad_request(fmt::format("body: field \"{}\" must be true or false", name));
+  return body.at(name).get<bool>();
+}
+
 int64_t int_field(const nlohmann::json& body, const char* name, int64_t fallback) {
   if (!given(body, name)) return fallback;
   const nlohmann::json& v = body.at(name);
@@ -85,10 +91,7 @@ TextRequest parse_text_request(const nlohmann::json& body, const ApiLimits& limi
   if (bytes > limits.max_text_bytes)
     throw ApiError(413, fmt::format("text: {} bytes, more than the server's limit of {} (--max-text-bytes)", bytes,
                                     limits.max_text_bytes));
-  if (given(body, "windows")) {
-    if (!body.at("windows").is_boolean()) bad_request("body: field \"windows\" must be true or false");
-    r.windows = body.at("windows").get<bool>();
-  }
+  r.windows = bool_field(body, "windows", false);
   if (given(body, "stride")) {
     r.stride = int_field(body, "stride", 0);
     if (!r.windows) bad_request("stride: only with \"windows\": true");
@@ -111,10 +114,7 @@ ExplainRequest parse_explain_request(const nlohmann::json& body, const ApiLimits
   if (static_cast<int64_t>(methods.size()) > limits.max_methods)
     bad_request(fmt::format("methods: {} asked, at most {} per request", methods.size(), limits.max_methods));
   r.target = target_of(body);
-  if (body.contains("faithfulness")) {
-    if (!body.at("faithfulness").is_boolean()) bad_request("body: field \"faithfulness\" must be true or false");
-    r.faithfulness = body.at("faithfulness").get<bool>();
-  }
+  r.faithfulness = bool_field(body, "faithfulness", true);
   for (size_t i = 0; i < methods.size(); ++i) {
     const nlohmann::json& m = methods[i];
     MethodRequest a;
