@@ -564,7 +564,7 @@ PYBIND11_MODULE(_salient, m) {
   });
 
   // Plausibility of scores against a 0/1 rationale of the same length (eval/plausibility.h): AUROC,
-  // AUPRC, and F1 and IoU of the top-|rationale| items.
+  // AUPRC (average precision, and the trapezoid area ferret reports), and F1 and IoU of the top-|rationale| items.
   m.def(
       "plausibility",
       [](const std::vector<double>& scores, const std::vector<int>& gold) {
@@ -574,6 +574,7 @@ PYBIND11_MODULE(_salient, m) {
         py::dict d;
         d["auroc"] = salient::auroc(scores, gold);
         d["auprc"] = salient::auprc(scores, gold);
+        d["auprc_trapezoid"] = salient::auprc_trapezoid(scores, gold);
         d["f1"] = salient::token_prf_top_k(scores, gold, k).f1;
         d["iou"] = salient::token_iou_top_k(scores, gold, k);
         return d;
@@ -600,9 +601,11 @@ PYBIND11_MODULE(_salient, m) {
       [](const std::string& model, const std::string& data, const std::vector<std::string>& methods,
          const std::vector<std::string>& metrics, const std::string& out, const py::dict& method_params,
          const std::string& data_dir, int64_t limit, int64_t batch_size, int64_t bootstrap, uint64_t seed, bool windows,
-         int64_t stride, const std::string& removal, int64_t max_batch_tokens) {
+         int64_t stride, const std::string& removal, int64_t max_batch_tokens, bool positive_only, bool aopc_distinct) {
         salient::BenchmarkSpec o;
         o.metric_removal = removal;
+        o.positive_only = positive_only;
+        o.aopc_distinct = aopc_distinct;
         o.max_batch_tokens = max_batch_tokens;
         o.model_dir = model;
         o.data_spec = data;
@@ -626,5 +629,6 @@ PYBIND11_MODULE(_salient, m) {
       py::arg("model"), py::arg("data"), py::arg("methods"), py::arg("metrics"), py::arg("out"),
       py::arg("method_params") = py::dict(), py::arg("data_dir") = "", py::arg("limit") = 100, py::arg("batch_size") = 8,
       py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("windows") = false, py::arg("stride") = 0,
-      py::arg("removal") = "mask", py::arg("max_batch_tokens") = 4096);
+      py::arg("removal") = "mask", py::arg("max_batch_tokens") = 4096, py::arg("positive_only") = false,
+      py::arg("aopc_distinct") = false);
 }

@@ -15,6 +15,6 @@ fi
 rm -rf "$VENV"
 /usr/bin/python3 -m venv --system-site-packages "$VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r "$REQ"
-"$VENV/bin/python" -c "import transformers, tokenizers, torch, captum.attr" # fails here, not in a test, if a wheel does not import
+"$VENV/bin/python" -c "import transformers, tokenizers, torch, captum.attr, sklearn.metrics, scipy.stats" # fails here, not in a test, if a wheel does not import
 echo "$stamp" > "$VENV/.requirements-sha256"
 echo "reference_env: $VENV ready (transformers $("$VENV/bin/python" -c 'import transformers; print(transformers.__version__)'))"

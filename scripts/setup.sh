@@ -6,7 +6,7 @@ PACKAGES=(build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   nlohmann-json3-dev libutf8proc-dev libsentencepiece-dev libcli11-dev libfmt-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
-  python3-venv python3-matplotlib  # .venv-ref, the Python references (scripts/reference_env.sh; Captum imports matplotlib)
+  python3-venv python3-matplotlib python3-scipy python3-sklearn  # .venv-ref, the Python references (scripts/reference_env.sh; Captum imports matplotlib, ferret-xai's evaluators scipy and scikit-learn)
   sentencepiece python3-sentencepiece python3-protobuf  # tests/hf: spm_train makes SentencePiece models; HF's slow XLM-R and DeBERTa tokenizers and their conversion read them
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch  # the Python package (docs/python.md)
   python3-pytest-xdist  # the sanitized Python suite on every core (scripts/sanitize.sh)

@@ -95,6 +95,16 @@ TEST(Plausibility, Auprc) {
   EXPECT_TRUE(std::isnan(auprc({1, 2}, {0, 0})));
 }
 
+TEST(Plausibility, AuprcTrapezoid) {
+  // Points from (R 0, P 1): (1/2, 1), (1/2, 1/2), (1, 2/3), (1, 1/2): 1/2·1 + 1/2·(1/2 + 2/3)/2 = 19/24
+  // (sklearn's auc over precision_recall_curve gives 0.7916...).
+  EXPECT_NEAR(auprc_trapezoid({0.9, 0.8, 0.7, 0.6}, {1, 0, 1, 0}), 19.0 / 24, 1e-15);
+  // Ties are one threshold: (1/2, 1/2), then (1, 2/3): 1/2·(1 + 1/2)/2 + 1/2·(1/2 + 2/3)/2.
+  EXPECT_NEAR(auprc_trapezoid({1, 1, 0}, {1, 0, 1}), 0.375 + 7.0 / 24, 1e-15);
+  EXPECT_DOUBLE_EQ(auprc_trapezoid({0.1, 0.9}, {0, 1}), 1.0);
+  EXPECT_TRUE(std::isnan(auprc_trapezoid({1, 2}, {0, 0})));
+}
+
 TEST(Plausibility, Summary) {
   // Example 1: top-1 hits (F1 1); example 2: top-2 = {0, 1}, gold {1, 2}: F1 1/2; example 3 empty.
   PlausibilitySummary s = summarize_plausibility({{0.9, 0.1}, {0.9, 0.8, 0.1}, {0.3, 0.2}},
@@ -164,6 +174,33 @@ TEST(Faithfulness, Aopc) {
     EXPECT_NEAR(r.aopc_comprehensiveness, 4.3 / 8, 1e-12);
     EXPECT_NEAR(r.aopc_sufficiency, 3.7 / 8, 1e-12);
   }
+}
+
+// ferret's conventions as options: each distinct top-k set once, the top k from positive scores.
+TEST(Faithfulness, FerretConventions) {
+  FaithfulnessOptions o;
+  o.aopc_distinct = true;  // k = 1, 2, 3, 4 once each
+  FaithfulnessResult r = evaluate_faithfulness(additive_model, kInput, kScores, kRemovable, 1, o);
+  EXPECT_NEAR(r.aopc_comprehensiveness, (0.3 + 0.5 + 0.6 + 1) / 4, 1e-12);
+  EXPECT_NEAR(r.aopc_sufficiency, (0.7 + 0.5 + 0.4 + 0) / 4, 1e-12);
+  // Positions 2 and 3 score above 0, so every k stops at 2: AOPC's k = 1, 1, 2 (×6).
+  const std::vector<double> signed_scores{9, -0.1, 0.4, 0.3, -0.2, 9};
+  o = {};
+  o.positive_only = true;
+  r = evaluate_faithfulness(additive_model, kInput, signed_scores, kRemovable, 3, o);
+  EXPECT_EQ(r.k, 2);
+  EXPECT_NEAR(r.comprehensiveness, 0.5, 1e-12);
+  EXPECT_NEAR(r.aopc_comprehensiveness, (0.3 + 0.3 + 6 * 0.5) / 8, 1e-12);
+  o.aopc_distinct = true;
+  r = evaluate_faithfulness(additive_model, kInput, signed_scores, kRemovable, 3, o);
+  EXPECT_NEAR(r.aopc_comprehensiveness, (0.3 + 0.5) / 2, 1e-12);
+  EXPECT_NEAR(r.aopc_sufficiency, (0.7 + 0.5) / 2, 1e-12);
+  // No positive score: nothing to remove at any fraction, so no AOPC (ferret writes 0 and 1).
+  r = evaluate_faithfulness(additive_model, kInput, {9, -1, -1, -1, -1, 9}, kRemovable, 1, o);
+  EXPECT_EQ(r.k, 0);
+  EXPECT_NEAR(r.comprehensiveness, 0.0, 1e-12);
+  EXPECT_TRUE(std::isnan(r.aopc_comprehensiveness));
+  EXPECT_TRUE(std::isnan(r.aopc_sufficiency));
 }
 
 TEST(Faithfulness, DeletionInsertionCurves) {

@@ -120,6 +120,10 @@ void add_explain_commands(CLI::App& app, std::vector<Command>& commands) {
                      "how the faithfulness metrics remove tokens: mask (default: [MASK], ERASER's) or delete; an "
                      "explainer's own --removal (occlusion, LIME, KernelSHAP) is its perturbation")
       ->check(CLI::IsMember({"mask", "delete"}));
+  bm_cmd->add_flag("--positive-only", bm.spec.positive_only,
+                   "ferret's only_pos: every top k from positive scores only (k capped at their count), AUPRC over max(score, 0)");
+  bm_cmd->add_flag("--aopc-distinct", bm.spec.aopc_distinct,
+                   "ferret's AOPC: each distinct top-k set counted once, not once per fraction");
   bm_cmd->add_option("--out", bm.spec.out_dir, "output directory (results.jsonl is appended to and reused)")->required();
   bm_cmd->add_option("--batch-size", bm.spec.batch_size, "inputs explained together");
   bm_cmd->add_option("--bootstrap", bm.spec.bootstrap, "bootstrap resamples for the 95% CI");

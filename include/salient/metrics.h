@@ -39,6 +39,11 @@ double token_iou(const std::vector<int>& predicted, const std::vector<int>& gold
 double auroc(const std::vector<double>& scores, const std::vector<int>& gold);
 // Average precision (step-wise, as sklearn's average_precision_score); NaN when gold has no 1.
 double auprc(const std::vector<double>& scores, const std::vector<int>& gold);
+// Area under the same precision-recall points by the trapezoid rule, from (recall 0, precision 1):
+// sklearn's auc(recall, precision) over precision_recall_curve, ferret's AUPRC. Linear
+// interpolation between the points overstates precision, so it is above average precision
+// wherever a threshold lowers precision; NaN when gold has no 1.
+double auprc_trapezoid(const std::vector<double>& scores, const std::vector<int>& gold);
 
 // IoU of the top-k binarisation with gold, averaged over the tied choices as token_prf_top_k.
 double token_iou_top_k(const std::vector<double>& scores, const std::vector<int>& gold, int64_t k);

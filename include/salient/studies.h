@@ -39,6 +39,10 @@ struct BenchmarkSpec {
   // Its own setting: an explainer's `removal` parameter (occlusion, LIME, KernelSHAP) is the
   // explainer's perturbation, not the metric's.
   std::string metric_removal = "mask";
+  // ferret's conventions, where they differ from ERASER's reading (docs/explainers.md, "ferret"):
+  // every top k from positive scores only and AUPRC over max(score, 0) (only_pos), and AOPC over
+  // each distinct top-k set once.
+  bool positive_only = false, aopc_distinct = false;
   // The explained output (prob | logit | "": each method's own); faithfulness measures it too
   // (the probability, ERASER's, when "").
   std::string score;

@@ -414,14 +414,16 @@ def faithfulness(model, text, scores, target="pred", output="prob", removal="mas
 
 def plausibility(scores, rationale, where="rationale"):
     """Agreement of scores with a 0/1 human rationale of the same length (lists, NumPy arrays or
-    torch.Tensors): AUROC, AUPRC, and F1 and IoU of the top-|rationale| items, as the benchmark
-    computes them. Rationale values >= 0.5 count as 1."""
+    torch.Tensors): AUROC, AUPRC (average precision; ``auprc_trapezoid``: the trapezoid area
+    ferret reports), and F1 and IoU of the top-|rationale| items, as the benchmark computes them.
+    Rationale values >= 0.5 count as 1."""
     gold = [1 if v >= 0.5 else 0 for v in _numbers(rationale, where)]
     return _salient.plausibility(_numbers(scores, "scores"), gold)
 
 
 def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_size=8, bootstrap=1000, seed=0,
-              data_dir="", method_params=None, windows=False, stride=0, removal="mask", max_batch_tokens=4096):
+              data_dir="", method_params=None, windows=False, stride=0, removal="mask", max_batch_tokens=4096,
+              positive_only=False, aopc_distinct=False):
     """Every method × metric over the first ``limit`` examples of ``data`` (ferret-style).
 
     Writes the benchmark's files to ``out`` (a temporary directory if None; a rerun with the same
@@ -432,6 +434,9 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
     remove tokens, ``"mask"`` (ERASER's) or ``"delete"`` (``--metric-removal``); a method's own
     ``removal`` parameter goes in ``method_params``. ``max_batch_tokens``: token positions per
     internal forward pass (``--max-batch-tokens``; bounds memory, not the results).
+    ``positive_only`` and ``aopc_distinct``: ferret's conventions (``--positive-only``,
+    ``--aopc-distinct``): every top k from positive scores only and AUPRC over max(score, 0); AOPC
+    over each distinct top-k set once.
     """
     path = model.path if isinstance(model, Model) else _os.fspath(model)
     if isinstance(methods, str):
@@ -442,7 +447,8 @@ def benchmark(model, data, methods, metrics=None, out=None, limit=100, batch_siz
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     out = _os.fspath(out) if out is not None else _tempfile.mkdtemp(prefix="salient_benchmark_")
     _salient.benchmark(path, data, list(methods), list(metrics), out, method_params or {}, _os.fspath(data_dir),
-                       limit, batch_size, bootstrap, seed, bool(windows), int(stride), removal, int(max_batch_tokens))
+                       limit, batch_size, bootstrap, seed, bool(windows), int(stride), removal, int(max_batch_tokens),
+                       bool(positive_only), bool(aopc_distinct))
     with open(_os.path.join(out, "summary.json"), encoding="utf-8") as f:
         summary = _json.load(f)
     # One row per (method, metric), as OUT/summary.csv.

@@ -519,6 +519,8 @@ std::string run_benchmark(const BenchmarkSpec& spec) {
     fail("--metric-removal: unknown value '{}' (expected mask or delete)", one_line(spec.metric_removal));
   o.faithfulness.removal = parse_removal(spec.metric_removal);
   o.faithfulness.tie_seed = spec.seed;
+  o.faithfulness.positive_only = spec.positive_only;
+  o.faithfulness.aopc_distinct = spec.aopc_distinct;
   // Faithfulness measures the probability (ERASER) unless an output is asked for explicitly.
   o.metric_output = spec.score.empty() ? ModelOutput::Probability : parse_model_output(spec.score);
   o.internal_batch = spec.internal_batch;

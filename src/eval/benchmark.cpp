@@ -89,6 +89,8 @@ const std::vector<MetricInfo>& metric_registry() {
       {"token_iou", "plausibility", true, "IoU of the top-k tokens with the rationale"},
       {"token_auroc", "plausibility", true, "AUROC of the token scores against the rationale"},
       {"token_auprc", "plausibility", true, "average precision of the token scores against the rationale"},
+      {"token_auprc_trapezoid", "plausibility", true,
+       "trapezoid area under the token scores' precision-recall curve (ferret's AUPRC)"},
       {"word_f1", "plausibility", true, "word F1 of the top-k words (word scores: sum over pieces)"},
       {"word_auroc", "plausibility", true, "AUROC of the word scores"},
       {"word_auprc", "plausibility", true, "average precision of the word scores"},
@@ -237,6 +239,11 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   if (dist::is_root()) remove_stale_temporaries(a.out_dir);  // a killed run's; live writers are kept
   const std::string results_path = join_path(a.out_dir, "results.jsonl");
   std::map<std::pair<size_t, std::string>, nlohmann::json> done = read_results(results_path, !dist::sharded());
+  auto conventions_json = [](const FaithfulnessOptions& f) {
+    return nlohmann::json{{"removal", f.removal == Removal::Mask ? "mask" : "delete"},
+                          {"positive_only", f.positive_only}, {"aopc_distinct", f.aopc_distinct}};
+  };
+  const nlohmann::json default_conventions = conventions_json(FaithfulnessOptions{}), run_conventions = conventions_json(fopts);
   for (auto it = done.begin(); it != done.end();) {
     const size_t i = it->first.first;
     const nlohmann::json& mj = it->second["metrics"];
@@ -244,6 +251,13 @@ std::string run_benchmark(const BenchmarkOptions& a) {
       const std::vector<bool> r = removable_positions(clf, encs[i]);
       return std::find(r.begin(), r.end(), true) == r.end();
     }();
+    // A line scored under other metric conventions (removal, positive_only, aopc_distinct) is
+    // recomputed, not mixed in; a line without them was scored under the defaults.
+    const nlohmann::json conventions = it->second.value("metric_conventions", default_conventions);
+    if (conventions != run_conventions) {
+      it = done.erase(it);
+      continue;
+    }
     const bool complete = exempt || std::all_of(metrics.begin(), metrics.end(), [&](const std::string& m) {
       return metric_info(m).family != "faithfulness" || mj.contains(m);
     });
@@ -303,17 +317,29 @@ std::string run_benchmark(const BenchmarkOptions& a) {
           std::vector<int> wgold;
           for (size_t w = 0; w < ws.size(); ++w) wgold.push_back(w < rec.rationale.size() && rec.rationale[w] >= 0.5f);
           int64_t k_tok = std::count(gold.begin(), gold.end(), 1), k_word = std::count(wgold.begin(), wgold.end(), 1);
+          // --positive-only (ferret's only_pos): a top k takes positive scores only, and the
+          // precision-recall curves read max(score, 0).
+          auto top = [&](const std::vector<double>& v, int64_t kk) {
+            return fopts.positive_only ? std::min<int64_t>(kk, std::count_if(v.begin(), v.end(), [](double x) { return x > 0; }))
+                                       : kk;
+          };
+          auto ranked = [&](std::vector<double> v) {
+            if (fopts.positive_only)
+              for (double& x : v) x = std::max(x, 0.0);
+            return v;
+          };
           if (!tok_scores.empty()) {
-            m["token_f1"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, k_tok).f1));
-            m["token_f1_top5"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, 5).f1));
-            m["token_iou"] = num(nan_if_empty(gold, token_iou_top_k(tok_scores, gold, k_tok)));
+            m["token_f1"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, top(tok_scores, k_tok)).f1));
+            m["token_f1_top5"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, top(tok_scores, 5)).f1));
+            m["token_iou"] = num(nan_if_empty(gold, token_iou_top_k(tok_scores, gold, top(tok_scores, k_tok))));
             m["token_auroc"] = num(auroc(tok_scores, gold));
-            m["token_auprc"] = num(auprc(tok_scores, gold));
+            m["token_auprc"] = num(auprc(ranked(tok_scores), gold));
+            m["token_auprc_trapezoid"] = num(auprc_trapezoid(ranked(tok_scores), gold));
           }
           if (!ws.empty()) {
-            m["word_f1"] = num(nan_if_empty(wgold, token_prf_top_k(ws, wgold, k_word).f1));
+            m["word_f1"] = num(nan_if_empty(wgold, token_prf_top_k(ws, wgold, top(ws, k_word)).f1));
             m["word_auroc"] = num(auroc(ws, wgold));
-            m["word_auprc"] = num(auprc(ws, wgold));
+            m["word_auprc"] = num(auprc(ranked(ws), wgold));
           }
         }
         if (want_faith) {
@@ -334,8 +360,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
             m["comprehensiveness"] = fr.comprehensiveness;
             m["sufficiency"] = fr.sufficiency;
             if (want_aopc) {
-              m["aopc_comprehensiveness"] = fr.aopc_comprehensiveness;
-              m["aopc_sufficiency"] = fr.aopc_sufficiency;
+              m["aopc_comprehensiveness"] = num(fr.aopc_comprehensiveness);
+              m["aopc_sufficiency"] = num(fr.aopc_sufficiency);
             }
             if (want_curves) {
               m["deletion_auc"] = fr.deletion_auc;
@@ -346,7 +372,14 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         nlohmann::json line = explanation_json(clf, enc, ex[k], std::nullopt, false, rec.id);
         line["index"] = i;
         line["label"] = rec.label;
+        // The input and its gold, so that a line can be scored again elsewhere (e.g. by ferret):
+        // per token 1 / 0 where the word rationale is ≥ 0.5 / below, −1 where no word is labelled.
+        line["text"] = rec.text;
+        if (rec.text_pair) line["text_pair"] = *rec.text_pair;
+        if (!rec.rationale.empty())
+          line["token_rationale"] = project_rationale(rec.text, enc, rec.rationale, "record '" + rec.id + "'");
         line["metrics"] = m;
+        if (run_conventions != default_conventions) line["metric_conventions"] = run_conventions;
         computed.push_back(std::move(line));
       }
     }
@@ -374,6 +407,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         {"command", "benchmark"}, {"model", a.model_dir}, {"data", a.data_spec}, {"data_dir", a.data_dir},
         {"methods", methods}, {"metrics", metrics}, {"params", params}, {"examples", n},
         {"removal", static_cast<int>(fopts.removal)}, {"tie_seed", fopts.tie_seed},
+        {"positive_only", fopts.positive_only}, {"aopc_distinct", fopts.aopc_distinct},
         {"metric_output", model_output_name(metric_output)}, {"internal_batch", a.internal_batch},
         {"batch_size", a.batch_size}, {"windows", a.windows}, {"stride", a.stride}};
     dist::run_sharded(costs, static_cast<size_t>(a.batch_size), results_path, settings, "benchmark",

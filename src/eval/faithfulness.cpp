@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "util/error.h"
@@ -64,7 +65,11 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   const int64_t n = std::count(removable.begin(), removable.end(), true);
   if (n == 0) fail("evaluate_faithfulness: the input has no removable token");
   if (k <= 0) k = static_cast<int64_t>(std::ceil(0.2 * double(n)));
-  k = std::min(k, n);
+  int64_t positives = 0;
+  for (size_t i = 0; i < scores.size(); ++i) positives += removable[i] && scores[i] > 0;
+  // The most positions any top k may take: all removable ones, or with positive_only the positive.
+  const int64_t most = options.positive_only ? positives : n;
+  k = std::min(k, most);
 
   // Every perturbed input, scored in one call: [full, comp(k), suff(k), aopc comp/suff pairs, curve pairs].
   std::vector<TokenSequence> batch{x};
@@ -79,8 +84,8 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   std::vector<int64_t> aopc_k;
   for (double f : options.aopc_fractions) {
     // Small epsilon so that e.g. 0.3 · 10 gives 3 and not 2 (floating point), as int() on exact decimals.
-    const int64_t kk = static_cast<int64_t>(std::floor(f * double(n) + 1e-9));
-    if (kk > 0) aopc_k.push_back(std::min(kk, n));
+    const int64_t kk = std::min(static_cast<int64_t>(std::floor(f * double(n) + 1e-9)), most);
+    if (kk > 0 && !(options.aopc_distinct && !aopc_k.empty() && aopc_k.back() == kk)) aopc_k.push_back(kk);
   }
   for (int64_t kk : aopc_k) add_pair(kk);
   FaithfulnessResult r;
@@ -90,7 +95,7 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   for (int64_t s = 0; steps > 0 && s <= steps; ++s) {
     const double f = double(s) / double(steps);
     r.curve_fractions.push_back(f);
-    curve_k.push_back(static_cast<int64_t>(std::floor(f * double(n) + 1e-9)));
+    curve_k.push_back(std::min(static_cast<int64_t>(std::floor(f * double(n) + 1e-9)), most));
   }
   for (int64_t kk : curve_k) add_pair(kk);
 
@@ -101,6 +106,8 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   r.comprehensiveness = r.full - out[1];
   r.sufficiency = r.full - out[2];
   size_t at = 3;
+  if (aopc_k.empty() && !options.aopc_fractions.empty())
+    r.aopc_comprehensiveness = r.aopc_sufficiency = std::numeric_limits<double>::quiet_NaN();
   if (!aopc_k.empty()) {
     for (size_t i = 0; i < aopc_k.size(); ++i, at += 2) {
       r.aopc_comprehensiveness += r.full - out[at];

@@ -13,7 +13,8 @@
 // - Removal is [MASK] substitution (default) or deletion of the token.
 // - AOPC over the fractions f = 0.1 … 1.0 (ferret's grid): k = floor(f · n) with n the number of
 //   removable positions; fractions giving k = 0 are skipped, and a k that several fractions give
-//   counts once per fraction (ferret counts each distinct top-k set once: docs/explainers.md).
+//   counts once per fraction. ferret's conventions are options: each distinct top-k set once
+//   (aopc_distinct) and the top k from positive scores only (positive_only; docs/explainers.md).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,6 +38,12 @@ struct FaithfulnessOptions {
   std::vector<double> aopc_fractions = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};  // empty: no AOPCs
   int64_t curve_steps = 20;  // deletion/insertion curves at fractions 0, 1/steps, …, 1; 0: no curves
   uint64_t tie_seed = 0;     // order of tied scores (see above)
+  // ferret's only_pos: every top k (comprehensiveness, sufficiency, AOPC, curves) is drawn from the
+  // removable positions with a score > 0 only, i.e. k is capped at their count.
+  bool positive_only = false;
+  // ferret's AOPC: a fraction whose top-k set is the previous counted fraction's is skipped, so
+  // each distinct set counts once (on fewer than ten removable tokens several fractions give one k).
+  bool aopc_distinct = false;
 };
 
 struct FaithfulnessResult {
@@ -44,7 +51,9 @@ struct FaithfulnessResult {
   double comprehensiveness = 0;  // full − output without the top-k (ERASER)
   double sufficiency = 0;        // full − output with only the top-k (ERASER)
   int64_t k = 0;                 // the k used for comprehensiveness / sufficiency
-  double aopc_comprehensiveness = 0, aopc_sufficiency = 0;  // mean over the AOPC fractions
+  // Mean over the AOPC fractions; NaN when no fraction has a token to remove (positive_only and no
+  // positive score; ferret reports 0 and 1 there).
+  double aopc_comprehensiveness = 0, aopc_sufficiency = 0;
   // Deletion: output after removing the top ⌊f·n⌋ tokens; insertion: output with only those kept.
   std::vector<double> curve_fractions, deletion_curve, insertion_curve;
   double deletion_auc = 0, insertion_auc = 0;  // trapezoid over f ∈ [0, 1]; lower / higher is better

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "util/error.h"
 
@@ -157,29 +158,55 @@ double auroc(const std::vector<double>& scores, const std::vector<int>& gold) {
   return (rank_sum - pos * (pos + 1) / 2) / (pos * neg);
 }
 
-double auprc(const std::vector<double>& scores, const std::vector<int>& gold) {
-  check_pair(scores.size(), gold.size(), "auprc");
+namespace {
+// sklearn's precision_recall_curve: one (recall, precision) point per distinct score, thresholds
+// from the highest down; empty when gold has no 1.
+std::vector<std::pair<double, double>> precision_recall_points(const std::vector<double>& scores,
+                                                               const std::vector<int>& gold, const char* what) {
+  check_pair(scores.size(), gold.size(), what);
   const size_t n = scores.size();
   double total_pos = 0;
   for (int g : gold) total_pos += g != 0;
-  if (total_pos == 0) return std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<double, double>> points;
+  if (total_pos == 0) return points;
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  // One threshold per distinct score (sklearn): AP = Σ (R_t − R_{t−1}) · P_t.
-  double tp = 0, fp = 0, prev_recall = 0, ap = 0;
+  double tp = 0, fp = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j < n && scores[order[j]] == scores[order[i]]) {
       (gold[order[j]] ? tp : fp) += 1;
       ++j;
     }
-    const double recall = tp / total_pos, precision = tp / (tp + fp);
-    ap += (recall - prev_recall) * precision;
-    prev_recall = recall;
+    points.emplace_back(tp / total_pos, tp / (tp + fp));
     i = j;
   }
+  return points;
+}
+}  // namespace
+
+double auprc(const std::vector<double>& scores, const std::vector<int>& gold) {
+  const auto points = precision_recall_points(scores, gold, "auprc");
+  if (points.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double prev_recall = 0, ap = 0;  // AP = Σ (R_t − R_{t−1}) · P_t
+  for (const auto& [recall, precision] : points) {
+    ap += (recall - prev_recall) * precision;
+    prev_recall = recall;
+  }
   return ap;
+}
+
+double auprc_trapezoid(const std::vector<double>& scores, const std::vector<int>& gold) {
+  const auto points = precision_recall_points(scores, gold, "auprc_trapezoid");
+  if (points.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double prev_recall = 0, prev_precision = 1, area = 0;  // from sklearn's end point (0, 1)
+  for (const auto& [recall, precision] : points) {
+    area += (recall - prev_recall) * (precision + prev_precision) / 2;
+    prev_recall = recall;
+    prev_precision = precision;
+  }
+  return area;
 }
 
 PlausibilitySummary summarize_plausibility(const std::vector<std::vector<double>>& scores,
