@@ -248,17 +248,19 @@ PYBIND11_MODULE(_salient, m) {
       .def(
           "faithfulness",
           [](const salient::Model& self, const py::handle& text, const std::vector<double>& token_scores, int64_t target,
-             const std::string& output, int64_t k, const std::string& removal, bool windows, int64_t stride) {
+             const std::string& output, int64_t k, const std::string& removal, bool windows, int64_t stride,
+             const std::string& aopc_bins) {
             const salient::TextInput in = to_input(text, 0);
             json r;
             {
               ComputeScope release;
-              r = self.faithfulness(in, token_scores, target, output, k, removal, salient::LongInputs{windows, stride});
+              r = self.faithfulness(in, token_scores, target, output, k, removal, salient::LongInputs{windows, stride},
+                                    aopc_bins);
             }
             return to_python(r);
           },
           py::arg("text"), py::arg("token_scores"), py::arg("target"), py::arg("output") = "prob", py::arg("k") = 0,
-          py::arg("removal") = "mask", py::arg("windows") = false, py::arg("stride") = 0)
+          py::arg("removal") = "mask", py::arg("windows") = false, py::arg("stride") = 0, py::arg("aopc_bins") = "deciles")
       .def(
           "attattr",
           [](const salient::Model& self, const py::handle& text, const std::string& target,

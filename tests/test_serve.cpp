@@ -69,8 +69,24 @@ TEST(ServeApi, AnswersEqualThePublicApi) {
   EXPECT_EQ(e["tokens"], ig["tokens"]);
   EXPECT_EQ(e["token_scores"], ig["token_scores"]);
   EXPECT_EQ(e["word_scores"], ig["word_scores"]);
-  const nlohmann::json faith = m.faithfulness(in, ig["token_scores"].get<std::vector<double>>(), 0);
+  const std::vector<double> ig_scores = ig["token_scores"].get<std::vector<double>>();
+  const nlohmann::json faith = m.faithfulness(in, ig_scores, 0, "prob", 0, "mask", {}, "eraser");
   EXPECT_EQ(e["faithfulness"], faith);
+  // The server's per-input numbers take ERASER's AOPC bins (1, 5, 10, 20, 50% of the 5 removable
+  // tokens: k = 0, 0, 0, 1, 2), without the deletion / insertion curves; "deciles" asks for the
+  // benchmark's.
+  EXPECT_EQ(faith["aopc_bins"], "eraser");
+  EXPECT_FALSE(faith.contains("deletion_auc"));
+  const double comp1 = m.faithfulness(in, ig_scores, 0, "prob", 1)["comprehensiveness"].get<double>(),
+               comp2 = m.faithfulness(in, ig_scores, 0, "prob", 2)["comprehensiveness"].get<double>();
+  EXPECT_NEAR(faith["aopc_comprehensiveness"].get<double>(), (comp1 + comp2) / 2, 1e-12);
+  nlohmann::json deciles_body = body;
+  deciles_body["aopc_bins"] = "deciles";
+  EXPECT_EQ(api.explain(deciles_body)["explanations"][0]["faithfulness"], m.faithfulness(in, ig_scores, 0));
+  EXPECT_TRUE(m.faithfulness(in, ig_scores, 0).contains("deletion_auc"));
+  deciles_body["aopc_bins"] = "percent";
+  EXPECT_EQ(failure_of([&] { api.explain(deciles_body); }).first, 400);
+  EXPECT_THROW(m.faithfulness(in, ig_scores, 0, "prob", 0, "mask", {}, "percent"), Error);
   EXPECT_GE(e["seconds"].get<double>(), 0.0);
   EXPECT_EQ(got["explanations"][1]["method"], "saliency");
   // Comprehensiveness by hand: the model's probability of class 0 minus that with the top-20%
@@ -283,7 +299,7 @@ TEST(ServeApi, LongTextsAreReadWholeInWindows) {
   EXPECT_EQ(static_cast<int64_t>(e["extras"]["windows"].size()), want.windows);
   EXPECT_EQ(e["extras"]["windows"][1]["start"], (m.info().max_tokens - 2) / 2);  // half a window apart
   const nlohmann::json faith = e["faithfulness"];
-  EXPECT_EQ(faith, m.faithfulness(in, scores, 1, "prob", 0, "mask", whole));
+  EXPECT_EQ(faith, m.faithfulness(in, scores, 1, "prob", 0, "mask", whole, "eraser"));
   // Scored whole: the unperturbed text's probability is the windowed prediction's, and k is a fifth
   // of the whole text's removable tokens, not of one window's.
   EXPECT_NEAR(faith["full"].get<double>(), want.probs[1], 1e-6);  // batched with other sequences: float32

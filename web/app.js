@@ -250,9 +250,13 @@ function renderExplanation(card, e) {
     const f = e.faithfulness;
     card.append(el("div", { class: "faith", text:
       `comprehensiveness ${f.comprehensiveness.toFixed(3)} · sufficiency ${f.sufficiency.toFixed(3)} (top ${f.k} tokens, ` +
-      `${f.output}) · AOPC comp. ${f.aopc_comprehensiveness.toFixed(3)} · suff. ${f.aopc_sufficiency.toFixed(3)}` }));
+      `${f.output}) · AOPC comp. ${fixed3(f.aopc_comprehensiveness)} · suff. ${fixed3(f.aopc_sufficiency)}` +
+      (f.aopc_bins === "eraser" ? " (ERASER's bins: 1, 5, 10, 20, 50%)" : "") }));
   }
 }
+
+// A number to 3 decimals; null (undefined, e.g. an AOPC with no bin holding a token) as "—".
+function fixed3(v) { return v === null || v === undefined ? "—" : v.toFixed(3); }
 
 async function run() {
   showError("");

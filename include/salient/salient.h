@@ -151,9 +151,12 @@ class Model {
   // probability ("prob", ERASER's) or the logit; removal by [MASK] ("mask") or deletion ("delete").
   // With windows (LongInputs), the scores cover tokenize(input, long_inputs), the whole text, and
   // every perturbed input is scored whole, as predict reads it (its windows' mean logits).
+  // aopc_bins: "deciles" (AOPC over 10%, 20%, …, 100% of the tokens, the benchmark's, and the
+  // curves at 5% steps: 43 distinct passes at most) or "eraser" (AOPC over ERASER's bins 1%, 5%,
+  // 10%, 20%, 50%, no curves: 13 at most; the server's default, for one input at a time).
   nlohmann::json faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
                               const std::string& output = "prob", int64_t k = 0, const std::string& removal = "mask",
-                              const LongInputs& long_inputs = {}) const;
+                              const LongInputs& long_inputs = {}, const std::string& aopc_bins = "deciles") const;
 
   // The embeddings' and every layer's hidden states and attention probabilities (each optional) and
   // the logits (a model with a head), batched `batch_size` inputs at a time, results concatenated

@@ -392,14 +392,17 @@ def evaluate(model, data, rationales=None, data_dir="", batch_size=64, max_lengt
     return out
 
 
-def faithfulness(model, text, scores, target="pred", output="prob", removal="mask", k=0, windows=False, stride=0):
+def faithfulness(model, text, scores, target="pred", output="prob", removal="mask", k=0, windows=False, stride=0,
+                 aopc_bins="deciles"):
     """Faithfulness of any token scores for one text (or (text, pair)), e.g. attributions from
     Captum: one score per token of ``model.tokenize(text)`` (special tokens included), as a list,
     NumPy array or torch.Tensor. ERASER's comprehensiveness and sufficiency of the top k tokens
     (k 0: 20%), their AOPCs, deletion and insertion AUCs, for ``target`` ("pred", a class index or
     a label name), measured on ``output`` "prob" or "logit", tokens removed by "mask" or "delete".
     ``windows``: the scores cover the whole text (salient.explain(..., windows=True)) and every
-    perturbed text is scored whole, as its windows' mean logits ``stride`` pieces apart."""
+    perturbed text is scored whole, as its windows' mean logits ``stride`` pieces apart.
+    ``aopc_bins``: "deciles" (AOPC over 10%…100% of the tokens, as the benchmark, and the curves)
+    or "eraser" (ERASER's bins 1, 5, 10, 20, 50%, no curves: about a third of the passes)."""
     core = _core_of(model)
     if isinstance(target, str) and target == "pred":
         target = core.predict([text], 1, windows, stride)[0]["label_id"]
@@ -409,7 +412,8 @@ def faithfulness(model, text, scores, target="pred", output="prob", removal="mas
         target = core.labels.index(target)
     elif not isinstance(target, (int, _np.integer)) or isinstance(target, bool):
         raise TypeError(f"target: expected 'pred', a class index or a label name, got {target!r}")
-    return core.faithfulness(text, _numbers(scores, "scores"), int(target), output, k, removal, windows, stride)
+    return core.faithfulness(text, _numbers(scores, "scores"), int(target), output, k, removal, windows, stride,
+                             aopc_bins)
 
 
 def plausibility(scores, rationale, where="rationale"):

@@ -1,6 +1,7 @@
 #include "salient/salient.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 
 #include "attattr/attribution.h"
@@ -133,11 +134,18 @@ Encoding Model::tokenize(const TextInput& input, int max_length) const {
 std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int64_t batch_size) const {
   require_task_head();
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
-  std::vector<Prediction> out;
+  // Batches of similar lengths (inputs sorted by length, stable), so that little padding is computed;
+  // each prediction goes back to its input's place.
+  std::vector<size_t> order(inputs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return inputs[a].ids.size() < inputs[b].ids.size(); });
+  std::vector<Prediction> out(inputs.size());
   torch::NoGradGuard no_grad;
-  for (size_t s = 0; s < inputs.size(); s += static_cast<size_t>(batch_size)) {
+  for (size_t s = 0; s < order.size(); s += static_cast<size_t>(batch_size)) {
     std::vector<const Encoding*> chunk;
-    for (size_t i = s; i < std::min(inputs.size(), s + static_cast<size_t>(batch_size)); ++i) chunk.push_back(&inputs[i]);
+    for (size_t i = s; i < std::min(order.size(), s + static_cast<size_t>(batch_size)); ++i)
+      chunk.push_back(&inputs[order[i]]);
     Batch b = make_batch(chunk, clf_->tokenizer.pad_id(), clf_->model.device());
     torch::Tensor logits = clf_->model.logits(b.input_ids, b.token_type_ids, b.attention_mask).to(torch::kCPU, torch::kFloat64);
     torch::Tensor probs = torch::softmax(logits, -1);
@@ -153,7 +161,7 @@ std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int6
         p.logits.assign(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
         p.probs.assign(q.data_ptr<double>(), q.data_ptr<double>() + q.numel());
       }
-      out.push_back(std::move(p));
+      out[order[s + i]] = std::move(p);
     }
   }
   return out;
@@ -326,8 +334,10 @@ Encoding Model::tokenize(const TextInput& input, const LongInputs& long_inputs) 
 
 nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
                                    const std::string& output, int64_t k, const std::string& removal,
-                                   const LongInputs& long_inputs) const {
+                                   const LongInputs& long_inputs, const std::string& aopc_bins) const {
   require_task_head();
+  if (aopc_bins != "deciles" && aopc_bins != "eraser")
+    fail("aopc_bins: unknown value '{}' (expected deciles or eraser)", aopc_bins);
   const Encoding enc = tokenize(input, long_inputs);
   if (token_scores.size() != enc.ids.size())
     fail("token_scores: {} scores for {} tokens", token_scores.size(), enc.ids.size());
@@ -337,6 +347,10 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
   FaithfulnessOptions fopts;
   fopts.removal = parse_removal(removal);
   fopts.mask_id = clf_->tokenizer.mask_id();
+  if (aopc_bins == "eraser") {  // DeYoung et al. 2020's bins; no deletion / insertion curves
+    fopts.aopc_fractions = {0.01, 0.05, 0.1, 0.2, 0.5};
+    fopts.curve_steps = 0;
+  }
   const std::vector<bool> removable = removable_positions(*clf_, enc);
   if (std::count(removable.begin(), removable.end(), true) == 0) fail("input: no token that can be removed");
   SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
@@ -346,16 +360,21 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
                : score_sequences(*clf_, seqs, targets, measured, BatchLimits());
   };
   const FaithfulnessResult r = evaluate_faithfulness(scorer, to_sequence(enc), token_scores, removable, k, fopts);
-  return {{"output", model_output_name(measured)},
-          {"removal", removal},
-          {"k", r.k},
-          {"full", r.full},
-          {"comprehensiveness", r.comprehensiveness},
-          {"sufficiency", r.sufficiency},
-          {"aopc_comprehensiveness", r.aopc_comprehensiveness},
-          {"aopc_sufficiency", r.aopc_sufficiency},
-          {"deletion_auc", r.deletion_auc},
-          {"insertion_auc", r.insertion_auc}};
+  auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json j = {{"output", model_output_name(measured)},
+                      {"removal", removal},
+                      {"aopc_bins", aopc_bins},
+                      {"k", r.k},
+                      {"full", r.full},
+                      {"comprehensiveness", r.comprehensiveness},
+                      {"sufficiency", r.sufficiency},
+                      {"aopc_comprehensiveness", num(r.aopc_comprehensiveness)},
+                      {"aopc_sufficiency", num(r.aopc_sufficiency)}};
+  if (fopts.curve_steps > 0) {
+    j["deletion_auc"] = r.deletion_auc;
+    j["insertion_auc"] = r.insertion_auc;
+  }
+  return j;
 }
 
 std::vector<std::vector<std::vector<std::vector<double>>>> Model::attentions(const TextInput& input) const {

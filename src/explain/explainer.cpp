@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 #include <cmath>
 
@@ -264,12 +265,18 @@ Explanation Explanation::from_json(const nlohmann::json& j) {
 
 std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {
   torch::NoGradGuard no_grad;
-  std::vector<int64_t> out;
-  for (const auto& [s, e] : passes_in_order(inputs, BatchLimits())) {
-    std::vector<const Encoding*> part(inputs.begin() + s, inputs.begin() + e);
+  // Passes over the inputs sorted by length (stable), so that little padding is computed.
+  std::vector<size_t> order(inputs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return inputs[a]->ids.size() < inputs[b]->ids.size(); });
+  std::vector<const Encoding*> sorted;
+  for (size_t i : order) sorted.push_back(inputs[i]);
+  std::vector<int64_t> out(inputs.size());
+  for (const auto& [s, e] : passes_in_order(sorted, BatchLimits())) {
+    std::vector<const Encoding*> part(sorted.begin() + s, sorted.begin() + e);
     Batch b = make_batch(part, clf.tokenizer.pad_id(), clf.model.device());
     torch::Tensor pred = clf.model.logits(b.input_ids, b.token_type_ids, b.attention_mask).argmax(-1).cpu();
-    for (int64_t i = 0; i < pred.size(0); ++i) out.push_back(pred[i].item<int64_t>());
+    for (int64_t i = 0; i < pred.size(0); ++i) out[order[s + i]] = pred[i].item<int64_t>();
   }
   return out;
 }

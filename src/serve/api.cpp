@@ -257,7 +257,7 @@ nlohmann::json Api::explain(const nlohmann::json& body) const {
     nlohmann::json e = ex.to_json();
     e["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (request.faithfulness && !pred.value)
-      e["faithfulness"] = sm.model->faithfulness(in, ex.scores, ex.target, "prob", 0, "mask", long_inputs);
+      e["faithfulness"] = sm.model->faithfulness(in, ex.scores, ex.target, "prob", 0, "mask", long_inputs, request.aopc_bins);
     explanations.push_back(std::move(e));
   }
   out["explanations"] = std::move(explanations);

@@ -115,6 +115,11 @@ ExplainRequest parse_explain_request(const nlohmann::json& body, const ApiLimits
     bad_request(fmt::format("methods: {} asked, at most {} per request", methods.size(), limits.max_methods));
   r.target = target_of(body);
   r.faithfulness = bool_field(body, "faithfulness", true);
+  if (given(body, "aopc_bins")) {
+    r.aopc_bins = string_field(body, "aopc_bins");
+    if (r.aopc_bins != "eraser" && r.aopc_bins != "deciles")
+      bad_request(fmt::format("aopc_bins: unknown value '{}' (expected eraser or deciles)", one_line(r.aopc_bins)));
+  }
   for (size_t i = 0; i < methods.size(); ++i) {
     const nlohmann::json& m = methods[i];
     MethodRequest a;

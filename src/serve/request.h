@@ -53,12 +53,15 @@ struct MethodRequest {
   std::string output;  // empty: the method's default
 };
 // POST /api/explain {model?, text, text_pair?, windows?, stride?, target?, methods: [{name, params?,
-// output?}] or [names], faithfulness?}.
+// output?}] or [names], faithfulness?, aopc_bins?}.
 struct ExplainRequest {
   TextRequest text;
   std::vector<MethodRequest> methods;
   std::string target = "pred";  // "pred", a class index or a label name
   bool faithfulness = true;
+  // Model::faithfulness's bins: ERASER's five by default, so that the numbers of one input cost
+  // about as much as a cheap explanation; "deciles" as the benchmark's.
+  std::string aopc_bins = "eraser";
 };
 ExplainRequest parse_explain_request(const nlohmann::json& body, const ApiLimits& limits);
 

@@ -245,6 +245,8 @@ def test_a_long_text_is_explained_whole_as_the_package_explains_it(server, model
     direct = salient.faithfulness(m, text, want.scores, target=want.target, windows=True, stride=40)
     assert e["faithfulness"]["k"] == direct["k"]
     np.testing.assert_allclose(e["faithfulness"]["comprehensiveness"], direct["comprehensiveness"], rtol=1e-6)
+    eraser = salient.faithfulness(m, text, want.scores, target=want.target, windows=True, stride=40, aopc_bins="eraser")
+    np.testing.assert_allclose(e["faithfulness"]["aopc_comprehensiveness"], eraser["aopc_comprehensiveness"], rtol=1e-6)
     status, refused = request(server, "/api/attention", {"text": text, "windows": True})
     assert status == 400 and "windows" in refused["error"]
 
