@@ -14,7 +14,11 @@
 # examples (2 ERASER reviews), metrics time_ms only, into runs/bench/timing/<task>-minilm (the
 # quality runs share the machine, so their own times are not reported).
 #   [THREADS=1] [LIMIT=100] [ERASER_LIMIT=10] [TIMING=1] scripts/bench_pretrained.sh [sst2 hatexplain eraser]
-# Outputs: runs/bench/<task>-minilm/ (results.jsonl, summary.{md,csv,json}, heatmaps.html);
+# SAMPLES and ERASER_SAMPLES (default SAMPLES): LIME's and KernelSHAP's budget, model evaluations
+# per input (unset: each method's default, LIME's 5,000 and KernelSHAP's exact / 2d + 2048). OUT (default runs/bench) is where the runs go; SUFFIX (default -minilm)
+# names the models (models/<task>SUFFIX); MPI="mpirun -np 2" shares each run over two ranks.
+# scripts/method_table.sh runs it at the sizes of docs/explainers.md's table, resumable across machines.
+# Outputs: OUT/<task>-minilm/ (results.jsonl, summary.{md,csv,json}, heatmaps.html);
 # scripts/bench_table.py RUN [--timing runs/bench/timing/<task>-minilm] makes the docs' table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +26,11 @@ BIN=${BIN:-build/salient}
 THREADS=${THREADS:-1}
 LIMIT=${LIMIT:-100}
 ERASER_LIMIT=${ERASER_LIMIT:-10}
-OUT=runs/bench
+OUT=${OUT:-runs/bench}
+SUFFIX=${SUFFIX:--minilm}
+SAMPLES=${SAMPLES:-}
+ERASER_SAMPLES=${ERASER_SAMPLES:-$SAMPLES}
+read -r -a MPI_CMD <<< "${MPI:-}"
 if [ "${TIMING:-0}" = 1 ]; then
   THREADS=${THREADS_TIMING:-2} LIMIT=10 ERASER_LIMIT=2 OUT=runs/bench/timing
 fi
@@ -34,22 +42,23 @@ LOTO=runs/expnet/loto3-paper-minilm
 bench() {  # task, data spec, limit, methods, extra options...
   local task=$1 data=$2 limit=$3 methods=$4
   shift 4
-  local model=models/$task-minilm expnet=$LOTO/expnet-heldout-$task
+  local model=models/$task$SUFFIX expnet=$LOTO/expnet-heldout-$task
   [ -f "$model/config.json" ] || { echo "$model/config.json not found (INIT=minilm scripts/train_models.sh $task)" >&2; exit 2; }
   local extra=()
   if [ -f "$expnet/expnet.json" ]; then methods+=",expnet"; extra+=(--expnet "$expnet"); fi
-  "$BIN" --threads "$THREADS" --quiet benchmark --model "$model" --data "$data" --limit "$limit" \
+  if [ -n "$samples" ]; then case ,$methods, in *,lime,*|*,kernel_shap,*) extra+=(--samples "$samples") ;; esac; fi
+  ${MPI_CMD[@]+"${MPI_CMD[@]}"} "$BIN" --threads "$THREADS" --quiet benchmark --model "$model" --data "$data" --limit "$limit" \
     --methods "$methods" --metrics "$METRICS" ${extra[@]+"${extra[@]}"} "$@" --out "$OUT/$task-minilm"
 }
 
 for task in "${@:-sst2 hatexplain eraser}"; do
   for t in $task; do
     case $t in
-      sst2) bench sst2 sst-trees:dev "$LIMIT" "$POST_HOC,occlusion,lime,kernel_shap" ;;
-      hatexplain) bench hatexplain hatexplain:test "$LIMIT" "$POST_HOC,occlusion,lime,kernel_shap" ;;
+      sst2) samples=$SAMPLES bench sst2 sst-trees:dev "$LIMIT" "$POST_HOC,occlusion,lime,kernel_shap" ;;
+      hatexplain) samples=$SAMPLES bench hatexplain hatexplain:test "$LIMIT" "$POST_HOC,occlusion,lime,kernel_shap" ;;
       eraser)
         m=$POST_HOC; [ "${EXPENSIVE_ON_ERASER:-0}" = 1 ] && m+=",occlusion,lime,kernel_shap"
-        bench eraser eraser:test "$ERASER_LIMIT" "$m" --windows --heatmaps 3 ;;
+        samples=$ERASER_SAMPLES bench eraser eraser:test "$ERASER_LIMIT" "$m" --windows --heatmaps 3 ;;
       *) echo "unknown task '$t' (sst2, hatexplain, eraser)" >&2; exit 2 ;;
     esac
   done

@@ -62,8 +62,13 @@ def main():
     sst_path, hx_path, model = sys.argv[1:]
     tok = transformers.BertTokenizerFast.from_pretrained(model)
     tables = {}
-    lines = [json.loads(line) for line in open(sst_path)]
-    lines = [x for x in lines if x["method"] == "random"]
+    # The last line of each example counts (a resumed benchmark may have appended a recomputed one).
+    by_index = {}
+    for line in open(sst_path):
+        x = json.loads(line)
+        if x["method"] == "random":
+            by_index[x["index"]] = x
+    lines = [by_index[i] for i in sorted(by_index)]
     if not lines or "token_rationale" not in lines[0]:
         sys.exit(f"{sst_path}: no random-method lines with token_rationale (run salient benchmark --methods random)")
     pieces, words = [], []

@@ -195,10 +195,11 @@ TEST(Faithfulness, FerretConventions) {
   r = evaluate_faithfulness(additive_model, kInput, signed_scores, kRemovable, 3, o);
   EXPECT_NEAR(r.aopc_comprehensiveness, (0.3 + 0.5) / 2, 1e-12);
   EXPECT_NEAR(r.aopc_sufficiency, (0.7 + 0.5) / 2, 1e-12);
-  // No positive score: nothing to remove at any fraction, so no AOPC (ferret writes 0 and 1).
+  // No positive score: nothing to remove, so neither comprehensiveness nor AOPC (ferret writes 0 and 1).
   r = evaluate_faithfulness(additive_model, kInput, {9, -1, -1, -1, -1, 9}, kRemovable, 1, o);
   EXPECT_EQ(r.k, 0);
-  EXPECT_NEAR(r.comprehensiveness, 0.0, 1e-12);
+  EXPECT_TRUE(std::isnan(r.comprehensiveness));
+  EXPECT_TRUE(std::isnan(r.sufficiency));
   EXPECT_TRUE(std::isnan(r.aopc_comprehensiveness));
   EXPECT_TRUE(std::isnan(r.aopc_sufficiency));
 }

@@ -153,7 +153,9 @@ class Model {
   // every perturbed input is scored whole, as predict reads it (its windows' mean logits).
   // aopc_bins: "deciles" (AOPC over 10%, 20%, …, 100% of the tokens, the benchmark's, and the
   // curves at 5% steps: 43 distinct passes at most) or "eraser" (AOPC over ERASER's bins 1%, 5%,
-  // 10%, 20%, 50%, no curves: 13 at most; the server's default, for one input at a time).
+  // 10%, 20%, 50%, no curves: 13 at most; the server's default, for one input at a time). Either
+  // way AOPC is the mean over the bins that hold a token (k = ⌊f·n⌋ > 0: ERASER's 1% bin needs 100
+  // removable tokens), null when none does.
   nlohmann::json faithfulness(const TextInput& input, const std::vector<double>& token_scores, int64_t target,
                               const std::string& output = "prob", int64_t k = 0, const std::string& removal = "mask",
                               const LongInputs& long_inputs = {}, const std::string& aopc_bins = "deciles") const;

@@ -366,8 +366,8 @@ nlohmann::json Model::faithfulness(const TextInput& input, const std::vector<dou
                       {"aopc_bins", aopc_bins},
                       {"k", r.k},
                       {"full", r.full},
-                      {"comprehensiveness", r.comprehensiveness},
-                      {"sufficiency", r.sufficiency},
+                      {"comprehensiveness", num(r.comprehensiveness)},
+                      {"sufficiency", num(r.sufficiency)},
                       {"aopc_comprehensiveness", num(r.aopc_comprehensiveness)},
                       {"aopc_sufficiency", num(r.aopc_sufficiency)}};
   if (fopts.curve_steps > 0) {

@@ -239,11 +239,13 @@ std::string run_benchmark(const BenchmarkOptions& a) {
   if (dist::is_root()) remove_stale_temporaries(a.out_dir);  // a killed run's; live writers are kept
   const std::string results_path = join_path(a.out_dir, "results.jsonl");
   std::map<std::pair<size_t, std::string>, nlohmann::json> done = read_results(results_path, !dist::sharded());
-  auto conventions_json = [](const FaithfulnessOptions& f) {
+  auto conventions_json = [](const FaithfulnessOptions& f, ModelOutput output) {
     return nlohmann::json{{"removal", f.removal == Removal::Mask ? "mask" : "delete"},
-                          {"positive_only", f.positive_only}, {"aopc_distinct", f.aopc_distinct}};
+                          {"positive_only", f.positive_only}, {"aopc_distinct", f.aopc_distinct},
+                          {"output", model_output_name(output)}, {"tie_seed", f.tie_seed}};
   };
-  const nlohmann::json default_conventions = conventions_json(FaithfulnessOptions{}), run_conventions = conventions_json(fopts);
+  const nlohmann::json default_conventions = conventions_json(FaithfulnessOptions{}, ModelOutput::Probability),
+                       run_conventions = conventions_json(fopts, measured);
   for (auto it = done.begin(); it != done.end();) {
     const size_t i = it->first.first;
     const nlohmann::json& mj = it->second["metrics"];
@@ -251,15 +253,18 @@ std::string run_benchmark(const BenchmarkOptions& a) {
       const std::vector<bool> r = removable_positions(clf, encs[i]);
       return std::find(r.begin(), r.end(), true) == r.end();
     }();
-    // A line scored under other metric conventions (removal, positive_only, aopc_distinct) is
-    // recomputed, not mixed in; a line without them was scored under the defaults.
+    // A line scored under other metric conventions (removal, positive_only, aopc_distinct, the
+    // measured output, the tie order) is recomputed, not mixed in. A line without them is taken as
+    // scored under the defaults (lines written before they were recorded may not have been: a
+    // rerun of such a study with other settings should start in a fresh --out).
     const nlohmann::json conventions = it->second.value("metric_conventions", default_conventions);
     if (conventions != run_conventions) {
       it = done.erase(it);
       continue;
     }
     const bool complete = exempt || std::all_of(metrics.begin(), metrics.end(), [&](const std::string& m) {
-      return metric_info(m).family != "faithfulness" || mj.contains(m);
+      const std::string& family = metric_info(m).family;
+      return (family != "faithfulness" && family != "plausibility") || mj.contains(m);
     });
     it = complete ? std::next(it) : done.erase(it);
   }
@@ -357,8 +362,8 @@ std::string run_benchmark(const BenchmarkOptions& a) {
           std::vector<bool> removable = removable_positions(clf, enc);
           if (std::count(removable.begin(), removable.end(), true) > 0) {
             FaithfulnessResult fr = evaluate_faithfulness(scorer, to_sequence(enc), ex[k].scores, removable, kk, fopts);
-            m["comprehensiveness"] = fr.comprehensiveness;
-            m["sufficiency"] = fr.sufficiency;
+            m["comprehensiveness"] = num(fr.comprehensiveness);
+            m["sufficiency"] = num(fr.sufficiency);
             if (want_aopc) {
               m["aopc_comprehensiveness"] = num(fr.aopc_comprehensiveness);
               m["aopc_sufficiency"] = num(fr.aopc_sufficiency);

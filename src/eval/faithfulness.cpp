@@ -103,8 +103,9 @@ FaithfulnessResult evaluate_faithfulness(const SequenceScorer& scorer, const Tok
   if (out.size() != batch.size()) fail("evaluate_faithfulness: scorer returned {} values for {} inputs", out.size(), batch.size());
   r.full = out[0];
   r.k = k;
-  r.comprehensiveness = r.full - out[1];
-  r.sufficiency = r.full - out[2];
+  // positive_only with no positive score: no top k to remove, so neither is defined.
+  r.comprehensiveness = k > 0 ? r.full - out[1] : std::numeric_limits<double>::quiet_NaN();
+  r.sufficiency = k > 0 ? r.full - out[2] : std::numeric_limits<double>::quiet_NaN();
   size_t at = 3;
   if (aopc_k.empty() && !options.aopc_fractions.empty())
     r.aopc_comprehensiveness = r.aopc_sufficiency = std::numeric_limits<double>::quiet_NaN();

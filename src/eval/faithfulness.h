@@ -48,11 +48,11 @@ struct FaithfulnessOptions {
 
 struct FaithfulnessResult {
   double full = 0;               // output on the unmodified input
-  double comprehensiveness = 0;  // full − output without the top-k (ERASER)
-  double sufficiency = 0;        // full − output with only the top-k (ERASER)
+  double comprehensiveness = 0;  // full − output without the top-k (ERASER); NaN when k is 0 (positive_only)
+  double sufficiency = 0;        // full − output with only the top-k (ERASER); NaN when k is 0
   int64_t k = 0;                 // the k used for comprehensiveness / sufficiency
-  // Mean over the AOPC fractions; NaN when no fraction has a token to remove (positive_only and no
-  // positive score; ferret reports 0 and 1 there).
+  // Mean over the AOPC fractions that hold a token (k = ⌊f·n⌋ > 0); NaN when none does (positive_only
+  // and no positive score, where ferret reports 0 and 1; or fractions all below 1/n).
   double aopc_comprehensiveness = 0, aopc_sufficiency = 0;
   // Deletion: output after removing the top ⌊f·n⌋ tokens; insertion: output with only those kept.
   std::vector<double> curve_fractions, deletion_curve, insertion_curve;
