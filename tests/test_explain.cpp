@@ -14,6 +14,7 @@
 #include "eval/benchmark.h"
 #include "explain/explainer.h"
 #include "explain/long_inputs.h"
+#include "explain/memory.h"
 #include "explain/methods.h"
 #include "smat/head_explainer.h"
 #include "expnet/expnet.h"
@@ -1090,4 +1091,18 @@ TEST(Explain, IgStepsAutoStopsAtTheAccuracyAsked) {
             std::string::npos);
   bad.params = {{"steps", "auto"}, {"tol", 2}};
   EXPECT_NE(error_of([&] { ig->explain(clf, in.ptrs(), targets, bad); }).find("--tol"), std::string::npos);
+}
+
+// `salient info`'s estimates list only the methods the model runs: a head that mixes every layer has
+// no pooler for the LRP rules, so no LRP estimate (and the methods refuse it with the same reason).
+TEST(MemoryEstimate, ListsNoLrpMethodForAHeadWithoutThePooler) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  ModelConfig c = load_model(model_dir()).config();
+  EXPECT_EQ(c.lrp_refusal(), "");
+  EXPECT_TRUE(explain_bytes_per_method(c, 64, BatchLimits()).count("lrp_full"));
+  c.pooling = "scalar_mix";
+  EXPECT_NE(c.lrp_refusal().find("mixes every layer"), std::string::npos);
+  const auto estimates = explain_bytes_per_method(c, 64, BatchLimits());
+  for (const char* name : {"lrp_full", "lrp_partial", "transformer_attribution", "mgae"}) EXPECT_FALSE(estimates.count(name)) << name;
+  EXPECT_TRUE(estimates.count("ig"));
 }

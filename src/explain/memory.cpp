@@ -81,8 +81,9 @@ int64_t explain_bytes(const ModelConfig& c, const Footprint& f, const nlohmann::
 
 std::map<std::string, int64_t> explain_bytes_per_method(const ModelConfig& c, int64_t tokens, const BatchLimits& limits) {
   std::map<std::string, int64_t> out;
+  const bool lrp_runs = c.lrp_refusal().empty();  // no estimate for a method the model refuses
   for (const ExplainerInfo& info : explainer_registry())
-    if (info.family != "learned")
+    if (info.family != "learned" && (info.family != "lrp" || lrp_runs))
       out[info.name] = explain_bytes(c, info.footprint, with_declared_params(info, ExplainOptions()).params, tokens, limits);
   return out;
 }

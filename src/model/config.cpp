@@ -105,6 +105,16 @@ const ModelFamily& ModelConfig::family() const {
   return *f;
 }
 
+std::string ModelConfig::lrp_refusal() const {
+  const ModelFamily& f = family();
+  if (!f.lrp_refusal.empty()) return "BERT models only: " + f.lrp_refusal;
+  if (!f.lrp_rules) return "BERT models (pooler + classifier) only; this one is '" + model_type + "'";
+  if (pools_every_layer())
+    return "BERT models whose head is the pooler on the last layer's [CLS]; this one mixes every layer (salient_pooling " +
+           pooling + ")";
+  return "";
+}
+
 Activation parse_activation(const std::string& name, const std::string& where) {
   if (name == "gelu") return Activation::GeluExact;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;

@@ -81,6 +81,9 @@ struct ModelConfig {
   const ModelFamily& family() const;
   bool pre_layer_norm() const { return is_vision(); }
   bool pools_every_layer() const { return pooling != "first_token"; }
+  // Why the LRP methods (their rules need BERT's pooler + classifier on the last layer's [CLS])
+  // cannot run on this model, as one line; empty when they can.
+  std::string lrp_refusal() const;
   static bool is_supported_pooling(const std::string& name) {
     return name == "first_token" || name == "scalar_mix" || name == "scalar_mix_cls";
   }

@@ -307,12 +307,8 @@ void Transformer::bind() {
 }
 
 Transformer::PoolerClassifierWeights Transformer::pooler_classifier(const std::string& who) const {
-  const ModelFamily& family = config_.family();
-  if (!family.lrp_refusal.empty()) fail("{}: BERT models only: {}", who, family.lrp_refusal);
-  if (!family.lrp_rules) fail("{}: BERT models (pooler + classifier) only; this one is '{}'", who, config_.model_type);
-  if (pools_every_layer())
-    fail("{}: BERT models whose head is the pooler on the last layer's [CLS]; this one mixes every layer "
-         "(salient_pooling {})", who, config_.pooling);
+  const std::string refusal = config_.lrp_refusal();
+  if (!refusal.empty()) fail("{}: {}", who, refusal);
   return {w("pooler.dense.weight"), w("pooler.dense.bias"), w("classifier.weight"), w("classifier.bias")};
 }
 
