@@ -27,9 +27,11 @@ for t in "${tasks[@]}"; do
     dir=$OUT/$t-s$s
     [ -f "$dir/expnet.json" ] ||
       "$BIN" --threads "${THREADS:-1}" --quiet expnet train --task "$t=$model" --scale raw --head-pool none --seed "$s" --out "$dir"
-    [ -f "$dir/test.json" ] ||
+    if [ ! -f "$dir/test.json" ]; then
       "$BIN" --threads "${THREADS:-1}" --quiet expnet evaluate --expnet "$dir" --model "$model" --data "${test_split[$t]}" \
-        --max-test 200 > "$dir/test.json.tmp" && mv "$dir/test.json.tmp" "$dir/test.json"
+        --max-test 200 > "$dir/test.json.tmp"
+      mv "$dir/test.json.tmp" "$dir/test.json"
+    fi
   done
 done
 python3 - "$OUT" "${tasks[@]}" <<'EOF'
