@@ -134,12 +134,11 @@ Encoding Model::tokenize(const TextInput& input, int max_length) const {
 std::vector<Prediction> Model::predict(const std::vector<Encoding>& inputs, int64_t batch_size) const {
   require_task_head();
   if (batch_size <= 0) fail("batch_size: must be positive (got {})", batch_size);
-  // Batches of similar lengths (inputs sorted by length, stable), so that little padding is computed;
-  // each prediction goes back to its input's place.
-  std::vector<size_t> order(inputs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return inputs[a].ids.size() < inputs[b].ids.size(); });
+  // Batches of similar lengths, so that little padding is computed; each prediction goes back to
+  // its input's place.
+  std::vector<const Encoding*> ptrs;
+  for (const Encoding& e : inputs) ptrs.push_back(&e);
+  const std::vector<size_t> order = shortest_first(ptrs);
   std::vector<Prediction> out(inputs.size());
   torch::NoGradGuard no_grad;
   for (size_t s = 0; s < order.size(); s += static_cast<size_t>(batch_size)) {

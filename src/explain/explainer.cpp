@@ -263,12 +263,16 @@ Explanation Explanation::from_json(const nlohmann::json& j) {
   return e;
 }
 
-std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {
-  torch::NoGradGuard no_grad;
-  // Passes over the inputs sorted by length (stable), so that little padding is computed.
+std::vector<size_t> shortest_first(const std::vector<const Encoding*>& inputs) {
   std::vector<size_t> order(inputs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return inputs[a]->ids.size() < inputs[b]->ids.size(); });
+  return order;
+}
+
+std::vector<int64_t> predicted_classes(const Classifier& clf, const std::vector<const Encoding*>& inputs) {
+  torch::NoGradGuard no_grad;
+  const std::vector<size_t> order = shortest_first(inputs);
   std::vector<const Encoding*> sorted;
   for (size_t i : order) sorted.push_back(inputs[i]);
   std::vector<int64_t> out(inputs.size());

@@ -36,6 +36,8 @@ int64_t rows_per_pass(const BatchLimits& limits, int64_t length);
 // Consecutive runs [begin, end) of `lengths` (in their order), each padded to its longest, that fit
 // the limits: the inputs of one pass each.
 std::vector<std::pair<size_t, size_t>> passes_in_order(const std::vector<int64_t>& lengths, const BatchLimits& limits);
+// Indices of `inputs`, shortest first (stable): batches taken in this order pad little.
+std::vector<size_t> shortest_first(const std::vector<const Encoding*>& inputs);
 std::vector<std::pair<size_t, size_t>> passes_in_order(const std::vector<const Encoding*>& inputs,
                                                        const BatchLimits& limits);
 
