@@ -46,7 +46,7 @@ Model Model::load(const std::string& dir, const LoadOptions& options) {
   LoadReport report;
   Model m(load_classifier(dir, with_head, &report));
   m.has_task_head_ = options.allow_new_head || report.initialised.empty();
-  warn_unused_weights(join_path(model_files_dir(dir), "model.safetensors"), report);
+  warn_unused_weights(report.weights, report);
   return m;
 }
 

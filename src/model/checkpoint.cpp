@@ -95,35 +95,31 @@ void warn_unused_weights(const std::string& weights_path, const LoadReport& repo
                              report.unexpected.size(), join_names(report.unexpected));
 }
 
-ModelConfig load_model_config(const std::string& dir) {
-  if (!dir_exists(dir)) fail_not_found("{}: model directory not found", dir);
-  const std::string config_path = join_path(model_files_dir(dir), "config.json");
-  if (!file_exists(config_path)) fail_not_found("{}: missing config.json", dir);
-  return ModelConfig::from_file(config_path);
-}
+ModelConfig load_model_config(const std::string& dir) { return load_model_config(resolve_model_folder(dir)); }
+
+ModelConfig load_model_config(const ModelFolder& folder) { return ModelConfig::from_file(folder.require_config()); }
 
 Transformer load_model(const std::string& dir, const LoadOptions& options, LoadReport* report) {
-  ModelConfig config = load_model_config(dir);
-  const std::string files = model_files_dir(dir);  // dir itself, or an old sentence-transformers module's
+  return load_model(resolve_model_folder(dir), options, report);
+}
+
+Transformer load_model(const ModelFolder& folder, const LoadOptions& options, LoadReport* report) {
+  ModelConfig config = load_model_config(folder);
+  const std::string& dir = folder.dir;
   if (!options.labels.empty()) {
     config.id2label = options.labels;
     config.num_labels = static_cast<int64_t>(options.labels.size());
   }
   if (options.pooling) {
     config.pooling = *options.pooling;
-    config.validate(join_path(files, "config.json") + " (with --pooling)");
+    config.validate(folder.config + " (with --pooling)");
   }
   if (options.hidden_dropout || options.attention_dropout) {
     if (options.hidden_dropout) config.hidden_dropout_prob = *options.hidden_dropout;
     if (options.attention_dropout) config.attention_probs_dropout_prob = *options.attention_dropout;
-    config.validate(join_path(files, "config.json") + " (with --dropout/--attention-dropout)");
+    config.validate(folder.config + " (with --dropout/--attention-dropout)");
   }
-  const std::string weights_path = join_path(files, "model.safetensors");
-  if (!file_exists(weights_path)) {
-    if (file_exists(join_path(files, "pytorch_model.bin")))
-      fail("{}: only pytorch_model.bin found; salient reads model.safetensors (convert with HF save_pretrained(safe_serialization=True))", dir);
-    fail("{}: missing model.safetensors", dir);
-  }
+  const std::string& weights_path = folder.require_weights();
   SafetensorsFile file = read_safetensors(weights_path);
 
   // Older checkpoints name LayerNorm parameters gamma/beta.
@@ -137,6 +133,7 @@ Transformer load_model(const std::string& dir, const LoadOptions& options, LoadR
 
   Transformer fresh(config, options.seed);  // supplies shapes and, if allowed, a new head
   LoadReport local;
+  local.weights = weights_path;
   std::map<std::string, torch::Tensor> weights;
   std::set<std::string> used;
   bool missing_body = false;  // only head weights missing: a base encoder

@@ -10,6 +10,7 @@
 #include "model/safetensors.h"
 #include "salient/load_options.h"
 #include "model/transformer.h"
+#include "util/model_folder.h"
 
 namespace salient {
 
@@ -17,13 +18,17 @@ struct LoadReport {
   std::vector<std::string> missing;      // HF names the model needs but the file lacks
   std::vector<std::string> unexpected;   // names in the file the model does not use
   std::vector<std::string> initialised;  // missing head weights that were randomly initialised
+  std::string weights;                   // the file read (the folder's model.safetensors)
 };
 
 
 // A model directory's configuration alone (one-line errors name the directory), e.g. to check a
-// layout before loading weights.
+// layout before loading weights. The ModelFolder forms read a folder resolved once
+// (util/model_folder.h), for callers that read its tokenizer or other files too.
 ModelConfig load_model_config(const std::string& dir);
+ModelConfig load_model_config(const ModelFolder& folder);
 Transformer load_model(const std::string& dir, const LoadOptions& options = {}, LoadReport* report = nullptr);
+Transformer load_model(const ModelFolder& folder, const LoadOptions& options = {}, LoadReport* report = nullptr);
 // The warning load_model prints (without a `report`) for weights in the file that the model does
 // not use; for callers that pass a report.
 void warn_unused_weights(const std::string& weights_path, const LoadReport& report);

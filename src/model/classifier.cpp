@@ -75,12 +75,13 @@ Encoding Classifier::encode_ids(const std::vector<int64_t>& ids, const std::vect
 }
 
 Classifier load_classifier(const std::string& dir, const LoadOptions& options, LoadReport* report) {
-  if (load_model_config(dir).is_vision())
+  const ModelFolder folder = resolve_model_folder(dir);
+  if (load_model_config(folder).is_vision())
     fail("{}: a vision transformer (model_type vit) takes images, not text: use salient vit evaluate|explain", dir);
   Classifier c;
   c.dir = dir;
-  c.model = load_model(dir, options, report);
-  c.tokenizer = Tokenizer::from_dir(dir);
+  c.model = load_model(folder, options, report);
+  c.tokenizer = Tokenizer::from_folder(folder);
   if (static_cast<int64_t>(c.tokenizer.vocab_size()) > c.model.config().vocab_size)
     fail("{}: tokenizer has {} tokens but config.json vocab_size is {}", dir, c.tokenizer.vocab_size(),
          c.model.config().vocab_size);

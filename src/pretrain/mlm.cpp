@@ -179,9 +179,10 @@ MlmModel load_mlm_model(const std::string& dir, LoadOptions lo) {
   lo.allow_new_head = true;  // a BertForMaskedLM has no pooler or classifier
   LoadReport report;
   MlmModel m;
-  m.model = load_model(dir, lo, &report);
-  m.tokenizer = Tokenizer::from_dir(dir);
-  const std::string path = join_path(model_files_dir(dir), "model.safetensors");
+  const ModelFolder folder = resolve_model_folder(dir);
+  m.model = load_model(folder, lo, &report);
+  m.tokenizer = Tokenizer::from_folder(folder);
+  const std::string& path = report.weights;
   std::map<std::string, torch::Tensor> all = load_tensors(path);
   auto take = [&](const std::string& name) {
     auto it = all.find(name);

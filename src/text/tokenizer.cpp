@@ -15,6 +15,7 @@
 #include "text/unicode.h"
 #include "util/error.h"
 #include "util/io.h"
+#include "util/model_folder.h"
 
 // Pipeline (as HF tokenizers): special tokens are cut out of the raw text first; every other
 // segment is normalized (clean text, space out CJK, lowercase, NFD + drop Mn), pre-tokenized
@@ -630,14 +631,6 @@ Tokenizer byte_level_from_files(const std::string& dir) {
   }
 }
 
-// The SentencePiece model file of a model folder, as XLMRobertaTokenizer and DebertaV2Tokenizer name
-// it; "" when there is none.
-std::string sentencepiece_file(const std::string& dir) {
-  for (const char* name : {"sentencepiece.bpe.model", "spm.model"})
-    if (file_exists(join_path(dir, name))) return join_path(dir, name);
-  return "";
-}
-
 // A SentencePiece tokenizer: the family from tokenizer_config.json's tokenizer_class (else from the
 // model file's name), its special tokens, and the tokens added after the model's pieces (their ids
 // from added_tokens_decoder; DeBERTa's [MASK] when the folder says nothing).
@@ -791,19 +784,20 @@ Tokenizer Tokenizer::from_tokenizer_json(const std::string& path) {
   return build(std::move(vocab), std::move(opt), path);
 }
 
-Tokenizer Tokenizer::from_dir(const std::string& model_dir) {
-  const std::string dir = model_files_dir(model_dir);
-  const std::string spm_path = sentencepiece_file(dir);
-  if (!spm_path.empty()) return sentencepiece_from_dir(dir, spm_path);
-  const std::string tokenizer_json = join_path(dir, "tokenizer.json");
-  if (file_exists(tokenizer_json)) return from_tokenizer_json(tokenizer_json);
-  const std::string vocab_txt = join_path(dir, "vocab.txt");
-  if (!file_exists(vocab_txt)) {
-    if (file_exists(join_path(dir, "vocab.json")) && file_exists(join_path(dir, "merges.txt")))
-      return byte_level_from_files(dir);
-    fail("{}: no tokenizer found (sentencepiece.bpe.model, spm.model, tokenizer.json, vocab.txt, or vocab.json with "
-         "merges.txt)", dir);
+Tokenizer Tokenizer::from_dir(const std::string& model_dir) { return from_folder(resolve_model_folder(model_dir)); }
+
+Tokenizer Tokenizer::from_folder(const ModelFolder& folder) {
+  const std::string& dir = folder.files;
+  switch (folder.tokenizer) {
+    case TokenizerFiles::sentencepiece: return sentencepiece_from_dir(dir, folder.tokenizer_path);
+    case TokenizerFiles::tokenizer_json: return from_tokenizer_json(folder.tokenizer_path);
+    case TokenizerFiles::vocab_json_merges: return byte_level_from_files(dir);
+    case TokenizerFiles::vocab_txt: break;
+    case TokenizerFiles::none:
+      fail("{}: no tokenizer found (sentencepiece.bpe.model, spm.model, tokenizer.json, vocab.txt, or vocab.json with "
+           "merges.txt)", dir);
   }
+  const std::string& vocab_txt = folder.tokenizer_path;
 
   TokenizerOptions opt;
   const std::string config_path = join_path(dir, "tokenizer_config.json");

@@ -15,6 +15,8 @@
 
 namespace salient {
 
+struct ModelFolder;  // util/model_folder.h
+
 namespace spm {
 class Model;
 }
@@ -81,6 +83,8 @@ class Tokenizer {
   // tokenizer_config.json for do_lower_case / strip_accents), else RoBERTa's vocab.json +
   // merges.txt (+ tokenizer_config.json).
   static Tokenizer from_dir(const std::string& dir);
+  // The same, for a folder resolved once (util/model_folder.h picks the files in the order above).
+  static Tokenizer from_folder(const ModelFolder& folder);
   // A tokenizer directory, a tokenizer.json, a vocab.txt, a SentencePiece .model, or RoBERTa's
   // vocab.json or merges.txt (the pair from their folder): what --vocab and --tokenizer options take.
   static Tokenizer from_path(const std::string& path);

@@ -3,6 +3,7 @@
 #include "util/atomic_file.h"
 #include "util/append_file.h"
 #include "util/error.h"
+#include "util/model_folder.h"
 #include "salient/error.h"
 
 #include <algorithm>
@@ -272,21 +273,6 @@ nlohmann::json parse_json_file(const std::string& path) {
   }
 }
 
-std::string model_files_dir(const std::string& dir) {
-  const std::string modules_path = join_path(dir, "modules.json");
-  if (file_exists(join_path(dir, "config.json")) || !file_exists(modules_path)) return dir;
-  const nlohmann::json modules = parse_json_file(modules_path);
-  if (!modules.is_array()) fail("{}: not a list of modules", modules_path);
-  for (const nlohmann::json& m : modules) {
-    if (!m.is_object()) continue;
-    const std::string type = m.value("type", ""), path = m.value("path", "");
-    constexpr std::string_view kTransformer = "models.Transformer";  // sentence_transformers.models.Transformer
-    if (type.size() < kTransformer.size() || type.substr(type.size() - kTransformer.size()) != kTransformer) continue;
-    if (!path.empty() && file_exists(join_path(join_path(dir, path), "config.json"))) return join_path(dir, path);
-  }
-  return dir;  // the caller's "missing config.json" names dir
-}
-
 nlohmann::json parse_json_line(const std::string& line, const std::string& source, size_t line_no) {
   try {
     return nlohmann::json::parse(line);
@@ -364,7 +350,7 @@ std::string differing_keys(const nlohmann::json& before, const nlohmann::json& n
 }
 
 std::string weights_fingerprint(const std::string& model_dir) {
-  const std::string path = join_path(model_files_dir(model_dir), "model.safetensors");
+  const std::string path = resolve_model_folder(model_dir).weights;
   if (!file_exists(path)) return "none";
   const std::string bytes = read_file(path);
   uint64_t h = 1469598103934665603ULL;

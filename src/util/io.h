@@ -34,10 +34,6 @@ std::string differing_keys(const nlohmann::json& before, const nlohmann::json& n
 // its strings replaced, where a plain dump() would throw).
 std::string show_json(const nlohmann::json& v);
 
-// Where a model directory's own files (config.json, weights, vocabulary) are: `dir` itself, or for
-// an old-layout sentence-transformers folder (modules.json at the top and no config.json there) the
-// folder of its Transformer module, e.g. dir/0_Transformer.
-std::string model_files_dir(const std::string& dir);
 // "<size> bytes, fnv1a <hash>" of a model directory's model.safetensors ("none" without one): a model
 // retrained at the same path is another model, whose saved results must not mix with the old one's.
 std::string weights_fingerprint(const std::string& model_dir);
