@@ -12,6 +12,8 @@
 #include <set>
 
 #include "eval/benchmark.h"
+#include "eval/metric.h"
+#include "eval/plausibility.h"
 #include "explain/explainer.h"
 #include "explain/long_inputs.h"
 #include "explain/memory.h"
@@ -861,6 +863,71 @@ TEST(Benchmark, LibraryRunWritesTablesAndResumes) {
 // stitched as the API's explain does) and its faithfulness measured on the windows' mean logits,
 // checked against the model's own forward over each masked window; only the metrics asked for are
 // computed, and a rerun asking for more recomputes those pairs.
+// The metric registry (src/eval/metrics/): every metric belongs to exactly one family, which either
+// computes per example or runs a study; each per-example family writes exactly its own metrics, with
+// the values of the functions it is built on.
+TEST(MetricRegistry, FamiliesComputeExactlyTheirOwnMetrics) {
+  SALIENT_REQUIRE_SHARED(model_dir());
+  std::vector<std::string> names;
+  for (const MetricFamily& f : metric_families()) {
+    EXPECT_NE(static_cast<bool>(f.compute), static_cast<bool>(f.run_study)) << f.name;
+    for (const MetricInfo& m : f.metrics) {
+      EXPECT_EQ(m.family, f.name) << m.name;
+      EXPECT_EQ(&metric_family_of(m.name), &f) << m.name;
+      names.push_back(m.name);
+    }
+  }
+  std::vector<std::string> listed;
+  for (const MetricInfo& m : metric_registry()) listed.push_back(m.name);
+  EXPECT_EQ(listed, names);  // the public list is the families' metrics, in registry order
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+  EXPECT_TRUE(static_cast<bool>(metric_family_of("simulability").run_study));
+
+  const Classifier& clf = reference_model();
+  Record rec;
+  rec.id = "r0";
+  rec.text = "a charming and moving journey";
+  rec.rationale = {0, 1, 0, 1, 0};
+  const Encoding enc = clf.encode(rec.text);
+  const std::vector<int64_t> target = predicted_classes(clf, {&enc});
+  const Explanation ex = make_explainer("saliency")->explain(clf, {&enc}, target, ExplainOptions{})[0];
+  const SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
+    return score_sequences(clf, seqs, std::vector<int64_t>(seqs.size(), target[0]), ModelOutput::Probability, {});
+  };
+  const ScoredExample example{clf, rec, enc, ex, true, {12.5, 3.0, 40.0}, scorer};
+  MetricSettings settings;
+  settings.faithfulness.mask_id = clf.tokenizer.mask_id();
+  for (const MetricFamily& f : metric_families()) {
+    if (!f.compute) continue;
+    settings.metrics.clear();
+    for (const MetricInfo& m : f.metrics) settings.metrics.push_back(m.name);
+    nlohmann::json out = nlohmann::json::object();
+    f.compute(example, settings, out);
+    std::set<std::string> written;
+    for (const auto& [key, value] : out.items()) written.insert(key);
+    EXPECT_EQ(written, std::set<std::string>(settings.metrics.begin(), settings.metrics.end())) << f.name;
+  }
+  // The values are the underlying functions': token F1 at k = the rationale's token count, and
+  // ERASER's comprehensiveness at the same k.
+  nlohmann::json out = nlohmann::json::object();
+  settings.metrics = {"token_f1", "comprehensiveness"};
+  metric_family_of("token_f1").compute(example, settings, out);
+  metric_family_of("comprehensiveness").compute(example, settings, out);
+  EXPECT_FALSE(out.contains("aopc_comprehensiveness"));  // AOPCs only when asked: their passes cost
+  EXPECT_FALSE(out.contains("deletion_auc"));
+  const std::vector<int> gold = token_gold(rec, enc);
+  const int64_t k = std::count(gold.begin(), gold.end(), 1);
+  ASSERT_EQ(k, 2);
+  std::vector<double> content(ex.scores.begin() + 1, ex.scores.end() - 1);  // [CLS] and [SEP] are not words
+  EXPECT_DOUBLE_EQ(out["token_f1"].get<double>(), token_prf_top_k(content, gold, k).f1);
+  const FaithfulnessResult fr =
+      evaluate_faithfulness(scorer, to_sequence(enc), ex.scores, removable_positions(clf, enc), k, settings.faithfulness);
+  EXPECT_DOUBLE_EQ(out["comprehensiveness"].get<double>(), fr.comprehensiveness);
+  nlohmann::json cost = nlohmann::json::object();
+  metric_family_of("time_ms").compute(example, settings, cost);
+  EXPECT_EQ(cost, (nlohmann::json{{"time_ms", 12.5}, {"peak_mem_mb", 3.0}, {"estimated_mem_mb", 40.0}}));
+}
+
 TEST(Benchmark, LongInputsAreBenchmarkedWholeAsWindows) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const std::string dir = (std::filesystem::temp_directory_path() / "salient_bench_windows").string();

@@ -11,7 +11,7 @@ namespace salient {
 
 struct MetricInfo {
   std::string name;
-  std::string family;  // plausibility | faithfulness | cost
+  std::string family;  // plausibility | faithfulness | cost | simulation (src/eval/metrics/, one file each)
   bool higher_is_better = true;
   std::string summary;
 };

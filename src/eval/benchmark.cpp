@@ -19,7 +19,7 @@
 #include "eval/plausibility.h"
 #include "explain/long_inputs.h"
 #include "explain/memory.h"
-#include "smat/study.h"
+#include "eval/metric.h"
 #include "util/error.h"
 #include "util/append_file.h"
 #include "util/io.h"
@@ -30,28 +30,6 @@
 
 namespace salient {
 namespace {
-
-// Gold mask over the tokens of segment 0 that belong to a word (the word rationale projected to
-// every piece); all 0 for a record without a rationale.
-std::vector<int> token_gold(const Record& r, const Encoding& enc) {
-  std::vector<int> g;
-  if (r.rationale.empty()) {
-    for (int64_t w : whitespace_word_ids(r.text, enc, 0))
-      if (w >= 0) g.push_back(0);
-    return g;
-  }
-  for (int label : project_rationale(r.text, enc, r.rationale, "record '" + r.id + "'"))
-    if (label >= 0) g.push_back(label);
-  return g;
-}
-
-double nan_if_empty(const std::vector<int>& gold, double v) {
-  for (int g : gold)
-    if (g) return v;
-  return std::nan("");
-}
-
-nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
 
 // The (example, method) records of results.jsonl (none when it does not exist). A run killed
 // mid-write leaves a last line without its newline: it is ignored, and with `repair` the file is
@@ -82,90 +60,23 @@ std::map<std::pair<size_t, std::string>, nlohmann::json> read_results(const std:
 
 }  // namespace
 
-const std::vector<MetricInfo>& metric_registry() {
-  static const std::vector<MetricInfo> metrics = {
-      {"token_f1", "plausibility", true, "token F1 of the top-k tokens, k = the rationale's token count"},
-      {"token_f1_top5", "plausibility", true, "token F1 of the top 5 tokens (ERASER, ferret)"},
-      {"token_iou", "plausibility", true, "IoU of the top-k tokens with the rationale"},
-      {"token_auroc", "plausibility", true, "AUROC of the token scores against the rationale"},
-      {"token_auprc", "plausibility", true, "average precision of the token scores against the rationale"},
-      {"token_auprc_trapezoid", "plausibility", true,
-       "trapezoid area under the token scores' precision-recall curve (ferret's AUPRC)"},
-      {"word_f1", "plausibility", true, "word F1 of the top-k words (word scores: sum over pieces)"},
-      {"word_auroc", "plausibility", true, "AUROC of the word scores"},
-      {"word_auprc", "plausibility", true, "average precision of the word scores"},
-      {"comprehensiveness", "faithfulness", true, "F(x) − F(x without the top k) (ERASER)"},
-      {"sufficiency", "faithfulness", false, "F(x) − F(only the top k) (ERASER)"},
-      {"aopc_comprehensiveness", "faithfulness", true, "comprehensiveness averaged over 10%…100% of the tokens"},
-      {"aopc_sufficiency", "faithfulness", false, "sufficiency averaged over 10%…100% of the tokens"},
-      {"deletion_auc", "faithfulness", false, "area under F while removing the top tokens"},
-      {"insertion_auc", "faithfulness", true, "area under F while keeping only the top tokens"},
-      {"time_ms", "cost", false, "wall time of the explain call per example"},
-      {"peak_mem_mb", "cost", false, "memory the explain call allocated at its peak (MiB)"},
-      {"estimated_mem_mb", "cost", false,
-       "memory the explain call was estimated to need before it ran (MiB; Model::memory_estimate, an upper bound)"},
-      {"simulability", "simulation", true,
-       "SMaT: agreement with the model of students trained with the method's explanations, against students without "
-       "(trains students: see --sim-* options)"},
-  };
-  return metrics;
-}
-
-const MetricInfo& metric_info(const std::string& name) {
-  for (const auto& m : metric_registry())
-    if (m.name == name) return m;
-  std::vector<std::string> valid;
-  for (const auto& m : metric_registry()) valid.push_back(m.name);
-  fail("--metrics: unknown metric '{}' (valid: {})", name, fmt::join(valid, ", "));
-}
-
-namespace {
-
-// Students with and without each method's explanations (smat/study.h), every registry method
-// through the generic path ("registered:M"), so the paper's names get no special treatment here.
-std::string run_simulability(const BenchmarkOptions& a) {
-  if (!(a.simulability.temperature > 0) || !std::isfinite(a.simulability.temperature))
-    fail("--sim-temperature: must be > 0, got {}", a.simulability.temperature);
-  const double beta = a.simulability.student.beta;  // -1: the paper's default for the method's family
-  if (!std::isfinite(beta) || (beta < 0 && beta != -1)) fail("--sim-beta: must be ≥ 0, got {}", beta);
-  smat::StudyOptions so;
-  so.setup.teacher = a.model_dir;
-  so.setup.pool = a.data_spec;
-  so.setup.data_dir = a.data_dir.empty() ? shared_data_dir() : a.data_dir;
-  so.setup.student_init = a.simulability.student_init;
-  so.setup.test_size = a.simulability.test_size;
-  so.setup.valid_size = a.simulability.valid_size;
-  so.setup.max_length = a.simulability.max_length;
-  so.out_dir = join_path(a.out_dir, "simulability");
-  so.sizes = a.simulability.sizes;
-  so.seeds = a.simulability.seeds;
-  so.student = a.simulability.student;
-  so.explainers = {"none"};
-  for (const auto& m : a.methods) so.explainers.push_back("registered:" + m);
-  so.static_explainers.internal_batch = a.internal_batch;
-  so.static_explainers.max_batch_tokens = a.max_batch_tokens;
-  so.static_explainers.registered_temperature = a.simulability.temperature;
-  so.static_explainers.registered = a.method_options;
-  smat::run_study(so);  // under mpirun the student runs are shared out and rank 0 writes the report
-  if (!dist::is_root()) return "";
-  return "Simulability (" + so.out_dir + "):\n\n" + read_file(join_path(so.out_dir, "report.md"));
-}
-
-}  // namespace
-
 std::string run_benchmark(const BenchmarkOptions& a) {
   if (a.out_dir.empty()) fail("--out: required");
-  // Simulability trains students rather than scoring examples: its own run (a SMaT study), after
-  // the others.
-  auto sim = std::find(a.metrics.begin(), a.metrics.end(), "simulability");
-  if (sim != a.metrics.end()) {
+  // A dataset-level metric (simulability trains students) is not scored per example: each runs as
+  // a study of its own (MetricFamily::run_study), after the per-example metrics.
+  for (size_t i = 0; i < a.metrics.size(); ++i) {
+    const MetricFamily* study = nullptr;
+    for (const MetricFamily& f : metric_families())
+      for (const MetricInfo& info : f.metrics)
+        if (f.run_study && info.name == a.metrics[i]) study = &f;
+    if (!study) continue;
     if (a.methods.empty()) fail("--methods: give at least one method");
     for (const auto& m : a.methods) explainer_info(m);
     BenchmarkOptions rest = a;
-    rest.metrics.erase(rest.metrics.begin() + (sim - a.metrics.begin()));
+    rest.metrics.erase(rest.metrics.begin() + static_cast<std::ptrdiff_t>(i));
     const std::string md = rest.metrics.empty() ? "" : run_benchmark(rest) + "\n";
-    const std::string simulability = run_simulability(a);
-    return dist::is_root() ? md + simulability : "";
+    const std::string section = study->run_study(a);
+    return dist::is_root() ? md + section : "";
   }
   if (a.limit <= 0) fail("--limit: must be positive (got {})", a.limit);
   if (a.batch_size <= 0) fail("--batch-size: must be positive (got {})", a.batch_size);
@@ -195,23 +106,19 @@ std::string run_benchmark(const BenchmarkOptions& a) {
     for (const char* m : {"comprehensiveness", "sufficiency", "aopc_comprehensiveness", "aopc_sufficiency"})
       metrics.push_back(m);
   }
-  bool want_plaus = false, want_faith = false, want_aopc = false, want_curves = false;
-  for (const auto& m : metrics) {
-    const MetricInfo& info = metric_info(m);
-    want_plaus |= info.family == "plausibility";
-    want_faith |= info.family == "faithfulness";
-    want_aopc |= m.rfind("aopc_", 0) == 0;
-    want_curves |= m == "deletion_auc" || m == "insertion_auc";
-  }
-  // Only the perturbed inputs the asked metrics need are scored (on long inputs read as windows the
-  // 20 deletion / insertion curve points dominate the cost).
-  if (!want_aopc) fopts.aopc_fractions.clear();
-  if (!want_curves) fopts.curve_steps = 0;
-  if (want_plaus && !data.has_rationales())
-    fail("--metrics: plausibility metrics need human rationales but '{}' has none (use faithfulness metrics only)",
-         a.data_spec);
+  // The families the asked metrics belong to, in registry order: each computes its own per example.
+  std::vector<const MetricFamily*> families;
+  for (const MetricFamily& f : metric_families())
+    if (std::any_of(metrics.begin(), metrics.end(), [&](const std::string& m) { return &metric_family_of(m) == &f; })) {
+      if (f.needs_rationales && !data.has_rationales())
+        fail("--metrics: {} metrics need human rationales but '{}' has none (use faithfulness metrics only)", f.name,
+             a.data_spec);
+      families.push_back(&f);
+    }
   Classifier clf = load_classifier(a.model_dir);
   fopts.mask_id = clf.tokenizer.mask_id();
+  const MetricSettings settings{fopts, metrics};
+  const MetricFamily& cost_family = metric_family_of("time_ms");
   // A regression model's faithfulness is measured on its value (a softmax over one output is 1).
   const ModelOutput measured = clf.model.config().num_labels == 1 ? ModelOutput::Logit : metric_output;
   const size_t n = std::min<size_t>(data.records.size(), a.limit);
@@ -263,8 +170,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
       continue;
     }
     const bool complete = exempt || std::all_of(metrics.begin(), metrics.end(), [&](const std::string& m) {
-      const std::string& family = metric_info(m).family;
-      return (family != "faithfulness" && family != "plausibility") || mj.contains(m);
+      return !metric_family_of(m).required_on_resume || mj.contains(m);
     });
     it = complete ? std::next(it) : done.erase(it);
   }
@@ -308,72 +214,17 @@ std::string run_benchmark(const BenchmarkOptions& a) {
         const size_t i = todo[k];
         const Record& rec = data.records[i];
         const Encoding& enc = encs[i];
-        nlohmann::json m;
-        m["time_ms"] = ms;
-        m["peak_mem_mb"] = num(mem);
-        m["estimated_mem_mb"] = num(estimate);
-        const std::vector<int64_t> word_of = whitespace_word_ids(rec.text, enc, 0);
-        if (want_plaus) {
-          std::vector<double> tok_scores;
-          for (size_t t = 0; t < enc.ids.size(); ++t)
-            if (word_of[t] >= 0) tok_scores.push_back(ex[k].scores[t]);
-          std::vector<int> gold = token_gold(rec, enc);
-          std::vector<double> ws = word_scores(rec.text, enc, ex[k].scores);
-          std::vector<int> wgold;
-          for (size_t w = 0; w < ws.size(); ++w) wgold.push_back(w < rec.rationale.size() && rec.rationale[w] >= 0.5f);
-          int64_t k_tok = std::count(gold.begin(), gold.end(), 1), k_word = std::count(wgold.begin(), wgold.end(), 1);
-          // --positive-only (ferret's only_pos): a top k takes positive scores only, and the
-          // precision-recall curves read max(score, 0).
-          auto top = [&](const std::vector<double>& v, int64_t kk) {
-            return fopts.positive_only ? std::min<int64_t>(kk, std::count_if(v.begin(), v.end(), [](double x) { return x > 0; }))
-                                       : kk;
-          };
-          auto ranked = [&](std::vector<double> v) {
-            if (fopts.positive_only)
-              for (double& x : v) x = std::max(x, 0.0);
-            return v;
-          };
-          if (!tok_scores.empty()) {
-            m["token_f1"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, top(tok_scores, k_tok)).f1));
-            m["token_f1_top5"] = num(nan_if_empty(gold, token_prf_top_k(tok_scores, gold, top(tok_scores, 5)).f1));
-            m["token_iou"] = num(nan_if_empty(gold, token_iou_top_k(tok_scores, gold, top(tok_scores, k_tok))));
-            m["token_auroc"] = num(auroc(tok_scores, gold));
-            m["token_auprc"] = num(auprc(ranked(tok_scores), gold));
-            m["token_auprc_trapezoid"] = num(auprc_trapezoid(ranked(tok_scores), gold));
-          }
-          if (!ws.empty()) {
-            m["word_f1"] = num(nan_if_empty(wgold, token_prf_top_k(ws, wgold, top(ws, k_word)).f1));
-            m["word_auroc"] = num(auroc(ws, wgold));
-            m["word_auprc"] = num(auprc(ranked(ws), wgold));
-          }
-        }
-        if (want_faith) {
-          const int64_t target = ex[k].target;
-          SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
-            const std::vector<int64_t> targets(seqs.size(), target);
-            return a.windows ? score_sequences_windowed(clf, seqs, targets, measured, a.stride, a.limits())
-                             : score_sequences(clf, seqs, targets, measured, a.limits());
-          };
-          int64_t kk = 0;  // ERASER k: the gold rationale's token count when there is one
-          if (data.has_rationales()) {
-            std::vector<int> gold = token_gold(rec, enc);
-            kk = std::count(gold.begin(), gold.end(), 1);
-          }
-          std::vector<bool> removable = removable_positions(clf, enc);
-          if (std::count(removable.begin(), removable.end(), true) > 0) {
-            FaithfulnessResult fr = evaluate_faithfulness(scorer, to_sequence(enc), ex[k].scores, removable, kk, fopts);
-            m["comprehensiveness"] = num(fr.comprehensiveness);
-            m["sufficiency"] = num(fr.sufficiency);
-            if (want_aopc) {
-              m["aopc_comprehensiveness"] = num(fr.aopc_comprehensiveness);
-              m["aopc_sufficiency"] = num(fr.aopc_sufficiency);
-            }
-            if (want_curves) {
-              m["deletion_auc"] = fr.deletion_auc;
-              m["insertion_auc"] = fr.insertion_auc;
-            }
-          }
-        }
+        const int64_t target = ex[k].target;
+        SequenceScorer scorer = [&](const std::vector<TokenSequence>& seqs) {
+          const std::vector<int64_t> targets(seqs.size(), target);
+          return a.windows ? score_sequences_windowed(clf, seqs, targets, measured, a.stride, a.limits())
+                           : score_sequences(clf, seqs, targets, measured, a.limits());
+        };
+        const ScoredExample example{clf, rec, enc, ex[k], data.has_rationales(), {ms, mem, estimate}, scorer};
+        nlohmann::json m = nlohmann::json::object();
+        cost_family.compute(example, settings, m);  // every line says what its explanation cost
+        for (const MetricFamily* f : families)
+          if (f != &cost_family && f->compute) f->compute(example, settings, m);
         nlohmann::json line = explanation_json(clf, enc, ex[k], std::nullopt, false, rec.id);
         line["index"] = i;
         line["label"] = rec.label;
@@ -469,7 +320,7 @@ std::string run_benchmark(const BenchmarkOptions& a) {
           hi = means[static_cast<size_t>(std::ceil(0.975 * double(means.size() - 1)))];
         }
       }
-      summary["methods"][method][metric] = {{"mean", num(mean)}, {"std", num(sd)}, {"ci95", {num(lo), num(hi)}},
+      summary["methods"][method][metric] = {{"mean", metric_value(mean)}, {"std", metric_value(sd)}, {"ci95", {metric_value(lo), metric_value(hi)}},
                                             {"n", v.size()}};
       row.push_back(v.empty() ? "–" : fmt::format("{:.4f} ± {:.4f} [{:.4f}, {:.4f}]", mean, sd, lo, hi));
       csv.add_row({method, metric, fmt::format("{}", mean), fmt::format("{}", sd), fmt::format("{}", lo),
