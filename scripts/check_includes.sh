@@ -8,7 +8,7 @@
 #   4. The thin clients include the public API and their own headers only: the CLI (apps/salient:
 #      "salient/..." and its own "commands.h", "common.h"), src/serve (the server of `salient
 #      serve`: "salient/...", "serve/...", its generated "serve_assets.h") and the Python module
-#      (python/: "salient/...").
+#      (python/: "salient/..." and its own "bindings.h").
 # Prints every offending line and exits 1; silent and 0 when the tree keeps the rules.
 # Usage: scripts/check_includes.sh [ROOT]   (default: the repository)
 set -euo pipefail
@@ -49,5 +49,5 @@ thin_client() {
 }
 thin_client "the CLI (apps/salient) includes a header of the library's src/" apps/salient 'salient/|commands\.h"|common\.h"'
 thin_client "the server (src/serve) includes a header of the library's src/" src/serve 'salient/|serve/|serve_assets\.h"'
-thin_client "the Python module (python/) includes a header of the library's src/" python 'salient/'
+thin_client "the Python module (python/) includes a header of the library's src/" python 'salient/|bindings\.h"'
 exit $status
