@@ -54,6 +54,8 @@ import salient  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from blas_rate import sgemm_gflops  # noqa: E402
+
 SHARED = Path(os.environ.get("SALIENT_SHARED", REPO.parent / "shared"))
 ENCODER = REPO / "models" / "pretrained" / "all-minilm-l6-v2"
 SECTIONS = ["ig", "lime", "kernel_shap", "attattr", "predict", "train"]
@@ -62,18 +64,6 @@ SECTIONS = ["ig", "lime", "kernel_shap", "attattr", "predict", "train"]
 def glue_rows(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-
-
-def sgemm_gflops(n=1536):
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    for _ in range(2):
-        torch.mm(a, b)
-    times = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        times.append(time.perf_counter() - t0)
-    return 2.0 * n ** 3 / statistics.median(times) / 1e9
 
 
 class Flops:
@@ -180,20 +170,23 @@ def main():
             return time.perf_counter() - t0
         return run
 
+    def agree(ours, name, differs, agrees):
+        """Each peer's result of `name` within 1e-4 of salient's largest score, before any timing."""
+        for i, p in enumerate(peers):
+            path = f"{tmp.name}/{name}{i}.npy"
+            peer_call(p, name, path)()
+            ref = np.load(path)
+            worst = np.abs(ours - ref).max() / np.abs(ref).max()
+            assert worst < 1e-4, f"{differs} ({p.name}) by {worst:.3g} of the largest score"
+            print(f"{agrees} ({p.name}) to {worst:.2g} of the largest score", file=sys.stderr)
+
     rows = {}   # name -> (salient fn, [peer fns], floor FLOPs, unit count, label); each fn returns seconds
     if "ig" in sections:
         def salient_ig():
             return np.concatenate([np.asarray(x.scores) for x in salient.explain(
                 m, ig_texts, method="ig", steps=50, rule="gausslegendre", batch_size=1)])
 
-        ours = salient_ig()
-        for i, p in enumerate(peers):
-            path = f"{tmp.name}/ig{i}.npy"
-            peer_call(p, "ig", path)()
-            ref = np.load(path)
-            worst = np.abs(ours - ref).max() / np.abs(ref).max()
-            assert worst < 1e-4, f"IG differs from Captum's ({p.name}) by {worst:.3g} of the largest score"
-            print(f"IG agrees with Captum's ({p.name}) to {worst:.2g} of the largest score", file=sys.stderr)
+        agree(salient_ig(), "ig", "IG differs from Captum's", "IG agrees with Captum's")
         floor = sum(50 * 2 * flops.forward(length(t)) for t in ig_texts)
         rows["ig"] = (timed(salient_ig), [peer_call(p, "ig") for p in peers], floor, len(ig_texts),
                       f"IG, 50 Gauss-Legendre points, s per SST-2 dev sentence ({len(ig_texts)})")
@@ -218,15 +211,8 @@ def main():
         def salient_attattr():
             return np.asarray(salient.attattr.attribute(m, text128, m=steps, rule="left")["layers"])
 
-        ours = salient_attattr()
-        for i, p in enumerate(peers):
-            path = f"{tmp.name}/attattr{i}.npy"
-            peer_call(p, "attattr", path)()
-            ref = np.load(path)
-            worst = np.abs(ours - ref).max() / np.abs(ref).max()
-            assert worst < 1e-4, f"AttAttr differs from the straightforward method on HF ({p.name}) by {worst:.3g}"
-            print(f"AttAttr agrees with the straightforward method on HF ({p.name}) to {worst:.2g} of the largest",
-                  file=sys.stderr)
+        agree(salient_attattr(), "attattr", "AttAttr differs from the straightforward method on HF",
+              "AttAttr agrees with the straightforward method on HF")
         floor = sum(steps * (flops.N - l) * 2 * flops.layer(128) for l in range(flops.N))  # layers below l reused
         rows["attattr"] = (timed(salient_attattr), [peer_call(p, "attattr") for p in peers], floor, 1,
                            f"AttAttr, all {flops.N} layers, m = {steps}, s per 128-token review")

@@ -10,7 +10,6 @@ starts it and speaks JSON lines over stdin / stdout.
   {"sgemm": true}              -> {"sgemm_gflops": ...}
 """
 import json
-import statistics
 import sys
 import time
 
@@ -18,17 +17,7 @@ import numpy as np
 import torch
 import transformers
 
-
-def sgemm_gflops(n=1536):
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    for _ in range(2):
-        torch.mm(a, b)
-    times = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        times.append(time.perf_counter() - t0)
-    return 2.0 * n ** 3 / statistics.median(times) / 1e9
+from blas_rate import sgemm_gflops
 
 
 class Peer:

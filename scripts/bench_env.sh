@@ -7,16 +7,7 @@
 # WHEELS=DIR installs from wheels already downloaded there (pip download -d DIR -r ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/pinned_venv.sh
 VENV=${BENCH_VENV:-.venv-bench}
-REQ=scripts/requirements-bench.txt
-stamp=$(sha256sum "$REQ" | cut -d' ' -f1)
-if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.requirements-sha256" 2>/dev/null)" = "$stamp" ]; then
-  echo "bench_env: $VENV is up to date"; exit 0
-fi
-rm -rf "$VENV"
-/usr/bin/python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes \
-  ${WHEELS:+--no-index --find-links "$WHEELS"} -r "$REQ"
-"$VENV/bin/python" -c "import torch, transformers, captum.attr, sklearn.linear_model" # fails here, not in a benchmark
-echo "$stamp" > "$VENV/.requirements-sha256"
+pinned_venv bench_env "$VENV" scripts/requirements-bench.txt "import torch, transformers, captum.attr, sklearn.linear_model"
 echo "bench_env: $VENV ready ($("$VENV/bin/python" -c 'import torch, transformers, captum; print(f"torch {torch.__version__}, transformers {transformers.__version__}, captum {captum.__version__}")'))"

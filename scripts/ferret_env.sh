@@ -9,21 +9,12 @@
 # (pip download --no-deps -d DIR -r scripts/requirements-ferret.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/pinned_venv.sh
 VENV=${FERRET_VENV:-.venv-ferret}
-REQ=scripts/requirements-ferret.txt
-stamp=$(sha256sum "$REQ" | cut -d' ' -f1)
-if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.requirements-sha256" 2>/dev/null)" = "$stamp" ]; then
-  echo "ferret_env: $VENV is up to date"; exit 0
-fi
-rm -rf "$VENV"
-/usr/bin/python3 -m venv --system-site-packages "$VENV"
 # --no-build-isolation: lime and pytreebank are source archives only; pip builds them with Debian's
-# setuptools instead of fetching an unpinned one into a build environment.
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes --no-build-isolation \
-  ${WHEELS:+--no-index --find-links "$WHEELS"} -r "$REQ"
-# Fails here, not in the benchmark, if a package is missing or does not import: ferret's own
-# entry point, as its README uses it.
-"$VENV/bin/python" -c "from ferret import Benchmark, GradientExplainer, IntegratedGradientExplainer; import transformers, captum.attr"
-"$VENV/bin/python" -c "import captum; assert captum.__version__ == '0.7.0', captum.__version__" # not .venv-ref's 0.8.0
-echo "$stamp" > "$VENV/.requirements-sha256"
+# setuptools instead of fetching an unpinned one into a build environment. The check is ferret's own
+# entry point, as its README uses it, and captum 0.7.0 (not .venv-ref's 0.8.0).
+PIP_ARGS=--no-build-isolation pinned_venv ferret_env "$VENV" scripts/requirements-ferret.txt \
+  "from ferret import Benchmark, GradientExplainer, IntegratedGradientExplainer; import transformers, captum, captum.attr; assert captum.__version__ == '0.7.0', captum.__version__" \
+  --system-site-packages
 echo "ferret_env: $VENV ready ($("$VENV/bin/python" -c 'import importlib.metadata as m, torch; print(", ".join([f"{p} {m.version(p)}" for p in ("ferret-xai", "captum", "transformers")] + ["torch " + torch.__version__]))'))"
