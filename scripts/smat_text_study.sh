@@ -16,7 +16,8 @@
 #        TEACHER_MINUTES (15) bound its training;
 #        HIDDEN=N changes the from-scratch shape's width, default the quickstart's 128, with an
 #        intermediate layer of 4 × HIDDEN; layers and heads stay 2 × 4;
-#        TEACHER_THREADS (default THREADS) for the teacher's training and evaluation alone;
+#        TEACHER_THREADS (default THREADS) for the teacher's training and evaluation alone, TEACHER_OPENBLAS_CORETYPE
+#        the BLAS kernels they run with (the archived teacher's, so that it is trained again bit for bit);
 #        ARCHIVE=FILE.tar.gz: the study's records without weights (scripts/smat_archive.sh packs
 #        them), unpacked where OUT is missing, so a new machine runs only the students not yet
 #        done; the teacher is trained again where its weights are missing, and `smat study`
@@ -55,10 +56,15 @@ if [ ! -f "$OUT/teacher_test.json" ] || [ ! -f "$TEACHER/model.safetensors" ]; t
   else
     SHAPE=(--vocab "$SHARED/data/bert_base_uncased_tokenizer" --hidden "$HIDDEN" --layers 2 --heads 4 --intermediate $((4 * HIDDEN)))
   fi
-  "$BIN" --threads "$TEACHER_THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
+  # TEACHER_OPENBLAS_CORETYPE: the BLAS kernels the teacher trains with. Kernels round differently,
+  # so a teacher trained again with others has other weights (its fingerprint then differs from the
+  # archived study's, which `smat study` refuses): pin the kernels the archive was made with.
+  TEACHER_ENV=()
+  [ -n "${TEACHER_OPENBLAS_CORETYPE:-}" ] && TEACHER_ENV=(env "OPENBLAS_CORETYPE=$TEACHER_OPENBLAS_CORETYPE")
+  "${TEACHER_ENV[@]}" "$BIN" --threads "$TEACHER_THREADS" --quiet train --train "$OUT/split/teacher.jsonl" --labels negative,positive \
     --dev sst2:dev --out "$TEACHER" "${SHAPE[@]}" --max-length 64 --epochs "${TEACHER_EPOCHS:-3}" \
     --max-minutes "${TEACHER_MINUTES:-15}" --seed 13 ${POOLING:+--pooling "$POOLING"} --resume > "$OUT/teacher_train.json"
-  "$BIN" --threads "$TEACHER_THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json.tmp"
+  "${TEACHER_ENV[@]}" "$BIN" --threads "$TEACHER_THREADS" --quiet evaluate --model "$TEACHER" --data sst2:test > "$OUT/teacher_test.json.tmp"
   mv "$OUT/teacher_test.json.tmp" "$OUT/teacher_test.json"
 fi
 # 3. The study (the paper's student settings are salient's defaults).
