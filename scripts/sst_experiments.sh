@@ -4,7 +4,7 @@
 # Anchors and gradient search on the standard model). Resumable: finished runs are skipped.
 # Usage: [MPI="mpirun -np N"] [SEEDS="13 14 15"] [STEPS=train] [JOBS=N] [TEXT_LIMIT=4000] [MASKINGS=robust]
 #        [EVAL_EACH=1] [LR_GUESS=5e-5]   (text_paper studies: see there; scripts/sst_archive.sh packs one)
-#        scripts/sst_experiments.sh [mnist-paper|fashion-mlp-paper|fashion-cnn-paper[-ft]|sst2-paper[-robust|-robust-ablation|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
+#        scripts/sst_experiments.sh [mnist-paper[-lr]|fashion-mlp-paper[-lr]|fashion-cnn-paper[-ft]|sst2-paper[-robust|-robust-ablation|-ste]|eraser-paper[-robust|-ste]|mnist|fashion|fashion-ft|sst2|eraser ...]
 #        (default: the last five; mnist-paper is issue #49's protocol: the paper's ξ grid, 3 seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -237,6 +237,43 @@ fashion_paper() {
   cat "runs/sst/$name/table.md"
 }
 
+# image_paper_lr NAME "data and model options" TEST LIMIT TIME_LIMIT: mnist-paper's protocol with the
+# paper's learning-rate grid (issue #84; the paper searched α over PAPER_IMAGE_LRS for the standard
+# and the SST models): per seed a standard model and the whole ξ sweep (three maskings, hard
+# threshold, the authors' fills) at every rate, crossed as the paper's grid is; the reference is the
+# standard model of the rate with the best validation accuracy (sst_select.py --choose-lr), and the
+# selection rule picks among every rate's runs (SEED/paper/selection.json); then the comparison.
+# Resumable and archived as the text studies (scripts/sst_archive.sh NAME).
+image_paper_lr() {
+  local name=$1 common=$2 test=$3 limit=$4 tl=$5 seed R lr LR jobs all
+  NOISE=sax
+  if [ ! -d "runs/sst/$name" ] && [ -f "docs/results/sst-$name.tar.gz" ]; then
+    mkdir -p runs/sst && tar -xzf "docs/results/sst-$name.tar.gz" -C runs/sst
+    echo "runs/sst/$name: unpacked from docs/results/sst-$name.tar.gz"
+  fi
+  for seed in ${SEEDS:-13 14 15}; do
+    R=runs/sst/$name/s$seed
+    jobs=()
+    for lr in $PAPER_IMAGE_LRS; do jobs+=("$R/lr$lr/standard $common --lr $lr --seed $seed --noise sax --masking none"); done
+    train_all "${jobs[@]}"
+    for lr in $PAPER_IMAGE_LRS; do
+      sweep_jobs "$R/lr$lr" "$common --lr $lr --seed $seed --noise sax" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
+      [ ${#SWEEP_JOBS[@]} -eq 0 ] || train_all "${SWEEP_JOBS[@]}"
+    done
+    LR=$(python3 scripts/sst_select.py --choose-lr "$R" $PAPER_IMAGE_LRS)
+    ln -sfn "lr$LR" "$R/chosen-lr"
+    mkdir -p "$R/paper"
+    ln -sfn "$(readlink -f "$R/lr$LR/standard")" "$R/paper/standard"
+    all=()
+    for lr in $PAPER_IMAGE_LRS; do finished_runs "$R/lr$lr/sweep"; all+=(${FINISHED_RUNS[@]+"${FINISHED_RUNS[@]}"}); done
+    python3 scripts/sst_select.py "$R/lr$LR/standard" "${all[@]}" > "$R/paper/selection.json"
+    compare "$R/paper" "$test" "$limit" "$tl" "$R/lr$LR/standard" carter
+  done
+  [ "${STEPS:-all}" = train ] && return 0
+  python3 scripts/sst_seeds_table.py "runs/sst/$name" > "runs/sst/$name/table.md"
+  cat "runs/sst/$name/table.md"
+}
+
 # Probabilistic masking's fill (sst train/evaluate --noise): mnist-paper uses the authors' (sax);
 # the other parts keep the uniform domain fill their documented rows were measured with.
 NOISE=domain
@@ -244,6 +281,7 @@ NOISE=domain
 # The paper's grids of the cardinality weight ξ (issue #49), with the hard threshold, and its
 # learning rates for text (AdamW, batch 32).
 PAPER_IMAGE_XIS="1e-5 1e-6 1e-7 1e-8 1e-9 1e-10 1e-11"
+PAPER_IMAGE_LRS="1e-2 1e-3 1e-4 1e-5 1e-6 1e-7"  # the paper's α grid (Adam), for the -lr studies
 PAPER_TEXT_XIS="1e-4 1e-5 1e-6 1e-7 1e-8"
 PAPER_TEXT_LRS="2e-5 3e-5 5e-5"
 # the text sweep (text_paper): the two kinds over the ξ grid, hard threshold; as sweep's arguments
@@ -359,6 +397,10 @@ for t in "${tasks[@]}"; do
       [ "${STEPS:-all}" = train ] && continue
       python3 scripts/sst_seeds_table.py runs/sst/mnist-paper > runs/sst/mnist-paper/table.md
       cat runs/sst/mnist-paper/table.md ;;
+    mnist-paper-lr)  # mnist-paper with the paper's learning-rate grid crossed with the ξ grid (issue #84): 6 × 22 trainings per seed
+      image_paper_lr mnist-paper-lr "--train mnist:train --dev mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64" mnist:test 100 5 ;;
+    fashion-mlp-paper-lr)  # fashion-mlp-paper with the paper's learning-rate grid, as mnist-paper-lr
+      image_paper_lr fashion-mlp-paper-lr "--train fashion-mnist:train --dev fashion-mnist:val --arch mlp --epochs 40 --patience 5 --batch-size 64" fashion-mnist:test 100 5 ;;
     fashion-mlp-paper)  # Table 1's second MLP row (issue #49): mnist-paper's model, grids and fills on Fashion-MNIST's full 60,000 training images (54,000 train / 6,000 val) and 10,000 test images
       fashion_paper fashion-mlp-paper "--arch mlp --epochs 40 --patience 5" 100 5 ;;
     fashion-cnn-paper)  # Table 1's CIFAR-10/ResNet-18 row (issue #49): the residual CNN on Fashion-MNIST with mnist-paper's grids and fills, per seed (20,000 training images, for time)
@@ -430,6 +472,6 @@ for t in "${tasks[@]}"; do
       sweep "$D" "$C" "baseline probabilistic" "" "1" "1"
       sweep "$D" "$C --pgd-steps 3" "robust" "" "1" "1"
       compare "$D" eraser:test 30 10 ;;
-    *) echo "unknown task $t (mnist-paper, fashion-mlp-paper, fashion-cnn-paper, fashion-cnn-paper-ft, sst2-paper, sst2-paper-robust, sst2-paper-robust-ablation, sst2-paper-ste, eraser-paper, eraser-paper-robust, eraser-paper-ste, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
+    *) echo "unknown task $t (mnist-paper, mnist-paper-lr, fashion-mlp-paper, fashion-mlp-paper-lr, fashion-cnn-paper, fashion-cnn-paper-ft, sst2-paper, sst2-paper-robust, sst2-paper-robust-ablation, sst2-paper-ste, eraser-paper, eraser-paper-robust, eraser-paper-ste, mnist, fashion, fashion-ft, sst2, eraser)" >&2; exit 2 ;;
   esac
 done

@@ -84,5 +84,16 @@ for bad in "EVAL_EACH=2|EVAL_EACH: '2' is not 0 or 1" "LR_GUESS=1e-3|LR_GUESS: '
     refused=1
   check "${bad%%|*} refused in one line with status 2, nothing run ($status: $err)" [ $refused -eq 0 ]
 done
-[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 25 checks passed"
+# 7. an image study with the paper's learning-rate grid (mnist-paper-lr): every rate's standard and
+# ξ sweep, crossed; the reference is the best rate's standard, and the rule sees every rate's runs
+: > "$FAKE_LOG"
+(cd "$work" && STEPS=train scripts/sst_experiments.sh mnist-paper-lr > "$work/out.txt" 2>&1)
+check "mnist-paper-lr exits 0 ($(tail -1 "$work/out.txt"))" [ $? -eq 0 ]
+check "6 standards and 6 x 21 SST runs ($(trains))" [ "$(trains)" -eq 132 ]
+check "every rate of the grid trained" [ "$(grep -o -- '--lr 1e-[0-9]' "$FAKE_LOG" | sort -u | tr '\n' ' ')" = "--lr 1e-2 --lr 1e-3 --lr 1e-4 --lr 1e-5 --lr 1e-6 --lr 1e-7 " ]
+P=$work/runs/sst/mnist-paper-lr/s13
+check "the selection's reference is the chosen rate's standard" \
+  grep -q "\"dir\": \"runs/sst/mnist-paper-lr/s13/$(readlink "$P/chosen-lr")/standard\"" "$P/paper/selection.json"
+check "the selection sees all 126 SST runs" [ "$(grep -c '"masking"' "$P/paper/selection.json")" -eq 126 ]
+[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 30 checks passed"
 exit $fails
