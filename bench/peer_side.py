@@ -1,7 +1,8 @@
 """The reference side of bench/hf_vs_captum.py: Hugging Face transformers and Captum, run in a
 process of their own so that the peer stack is whatever the Python running this file has installed
 (PyPI's current torch in .venv-bench, scripts/bench_env.sh; Debian's torch 1.13 in .venv-ref) and
-nothing of salient's process (its LibTorch, its OpenBLAS) is shared. Not run by hand: the benchmark
+no library of salient's process (its LibTorch, its OpenBLAS) is shared. The environment is: a peer on
+Debian's OpenBLAS gets the kernels `import salient` chose ($OPENBLAS_CORETYPE), as salient does. Not run by hand: the benchmark
 starts it and speaks JSON lines over stdin / stdout.
 
   {"setup": {...}}             -> {"versions": ..., "sgemm_gflops": ...}

@@ -9,7 +9,7 @@
 // message the CLI prints.
 #include "bindings.h"
 #include "salient/runtime.h"
-#include "salient/studies.h"
+#include "salient/studies.h"  // OptionError
 #include "salient/version.h"
 
 namespace py = pybind11;

@@ -71,8 +71,7 @@ def progress(recs, size, total):
             which = "" if len(seeds) == len(SEEDS) else f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})"
             parts.append(f"{name}{which} {spread(values)}, median {statistics.median(values):g}")
     left = total - done
-    tail = f"Remaining: {left} run{'s' if left != 1 else ''}, then n = 1,000; no verdict yet." if left else \
-        "n = 500 complete; next n = 1,000."
+    tail = f"Remaining: {left} run{'s' if left != 1 else ''}; no verdict yet." if left else f"n = {size:,} complete."
     return (f"- **Progress** (n = {size}; archived in [results/smat-minilm.tar.gz](results/smat-minilm.tar.gz)): "
             f"{done} of\n  {total} runs (per run: docs/results/smat.md; all five seeds unless named). " + "; ".join(parts) + ". " + tail)
 

@@ -6,7 +6,7 @@
 # gradient explainers at the embedding output. Every explainer × size × seed of Table 1.
 # Resumable across machines: the records of finished runs are archived without weights
 # (scripts/smat_archive.sh smat-minilm → docs/results/smat-minilm.tar.gz) and unpacked here on a
-# machine that lacks runs/smat-minilm; the teacher is then trained again (2 threads, ~15 min) and
+# machine that lacks runs/smat-minilm; the teacher is then trained again (2 threads, 12-40 min by load) and
 # must have the archived weights' fingerprint. It does when trained with the archive's BLAS kernels,
 # OpenBLAS's Haswell ones (TEACHER_OPENBLAS_CORETYPE; checked: a machine whose OpenBLAS picks its
 # SkylakeX kernels trained a teacher with other weights, the Haswell pin the archived one bit for bit).

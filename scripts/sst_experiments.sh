@@ -242,10 +242,12 @@ fashion_paper() {
 # and the SST models): per seed a standard model and the whole ξ sweep (three maskings, hard
 # threshold, the authors' fills) at every rate, crossed as the paper's grid is; the reference is the
 # standard model of the rate with the best validation accuracy (sst_select.py --choose-lr), and the
-# selection rule picks among every rate's runs (SEED/paper/selection.json); then the comparison.
-# Resumable and archived as the text studies (scripts/sst_archive.sh NAME).
+# selection rule picks among every rate's runs (SEED/paper/selection.json; the rate in SEED/paper/lr);
+# then the comparison. Resumable and archived as the text studies (scripts/sst_archive.sh NAME): on a
+# new machine a chosen run whose evaluation is unfinished is trained again from its options.
 image_paper_lr() {
-  local name=$1 common=$2 test=$3 limit=$4 tl=$5 seed R lr LR jobs all
+  local name=$1 common=$2 test=$3 limit=$4 tl=$5 seed R lr LR jobs all kind pick run out
+  local EACH_TEST=  # runs are evaluated by compare, not as they are trained (text_paper's EVAL_EACH)
   NOISE=sax
   if [ ! -d "runs/sst/$name" ] && [ -f "docs/results/sst-$name.tar.gz" ]; then
     mkdir -p runs/sst && tar -xzf "docs/results/sst-$name.tar.gz" -C runs/sst
@@ -253,20 +255,32 @@ image_paper_lr() {
   fi
   for seed in ${SEEDS:-13 14 15}; do
     R=runs/sst/$name/s$seed
+    # one list, so that no core waits at a rate's end: the standards first, then every sweep
     jobs=()
     for lr in $PAPER_IMAGE_LRS; do jobs+=("$R/lr$lr/standard $common --lr $lr --seed $seed --noise sax --masking none"); done
-    train_all "${jobs[@]}"
     for lr in $PAPER_IMAGE_LRS; do
       sweep_jobs "$R/lr$lr" "$common --lr $lr --seed $seed --noise sax" "baseline probabilistic robust" "$PAPER_IMAGE_XIS" "" ""
-      [ ${#SWEEP_JOBS[@]} -eq 0 ] || train_all "${SWEEP_JOBS[@]}"
+      jobs+=(${SWEEP_JOBS[@]+"${SWEEP_JOBS[@]}"})
     done
+    train_all "${jobs[@]}"
     LR=$(python3 scripts/sst_select.py --choose-lr "$R" $PAPER_IMAGE_LRS)
-    ln -sfn "lr$LR" "$R/chosen-lr"
     mkdir -p "$R/paper"
+    echo "$LR" > "$R/paper/lr"  # not a chosen-lr link: sst_seeds_table.py reads paper/, where the selection is
     ln -sfn "$(readlink -f "$R/lr$LR/standard")" "$R/paper/standard"
     all=()
     for lr in $PAPER_IMAGE_LRS; do finished_runs "$R/lr$lr/sweep"; all+=(${FINISHED_RUNS[@]+"${FINISHED_RUNS[@]}"}); done
     python3 scripts/sst_select.py "$R/lr$LR/standard" "${all[@]}" > "$R/paper/selection.json"
+    # archived runs have no weights: a picked run whose evaluation is unfinished is trained again
+    if [ "${STEPS:-all}" != train ]; then
+      for kind in baseline probabilistic robust; do
+        for pick in chosen closest; do
+          run=$(python3 -c "import json; print(json.load(open('$R/paper/selection.json')).get('$pick', {}).get('$kind') or '')")
+          out=$R/paper/eval-sst-$kind
+          [ "$pick" = closest ] && out=$out-closest
+          if [ -n "$run" ] && [ ! -f "$out/table.md" ]; then ensure_weights "$run"; fi
+        done
+      done
+    fi
     compare "$R/paper" "$test" "$limit" "$tl" "$R/lr$LR/standard" carter
   done
   [ "${STEPS:-all}" = train ] && return 0

@@ -859,10 +859,6 @@ TEST(Benchmark, LibraryRunWritesTablesAndResumes) {
   EXPECT_NE(error_of([&] { run_benchmark(o); }).find("--samples"), std::string::npos);
 }
 
-// --windows: a review longer than the model's 128 positions is explained whole (window by window,
-// stitched as the API's explain does) and its faithfulness measured on the windows' mean logits,
-// checked against the model's own forward over each masked window; only the metrics asked for are
-// computed, and a rerun asking for more recomputes those pairs.
 // The metric registry (src/eval/metrics/): every metric belongs to exactly one family, which either
 // computes per example or runs a study; each per-example family writes exactly its own metrics, with
 // the values of the functions it is built on.
@@ -920,14 +916,20 @@ TEST(MetricRegistry, FamiliesComputeExactlyTheirOwnMetrics) {
   ASSERT_EQ(k, 2);
   std::vector<double> content(ex.scores.begin() + 1, ex.scores.end() - 1);  // [CLS] and [SEP] are not words
   EXPECT_DOUBLE_EQ(out["token_f1"].get<double>(), token_prf_top_k(content, gold, k).f1);
-  const FaithfulnessResult fr =
-      evaluate_faithfulness(scorer, to_sequence(enc), ex.scores, removable_positions(clf, enc), k, settings.faithfulness);
+  FaithfulnessOptions asked = settings.faithfulness;  // the perturbed inputs compute scores: no AOPCs, no curves
+  asked.aopc_fractions.clear();
+  asked.curve_steps = 0;
+  const FaithfulnessResult fr = evaluate_faithfulness(scorer, to_sequence(enc), ex.scores, removable_positions(clf, enc), k, asked);
   EXPECT_DOUBLE_EQ(out["comprehensiveness"].get<double>(), fr.comprehensiveness);
   nlohmann::json cost = nlohmann::json::object();
   metric_family_of("time_ms").compute(example, settings, cost);
   EXPECT_EQ(cost, (nlohmann::json{{"time_ms", 12.5}, {"peak_mem_mb", 3.0}, {"estimated_mem_mb", 40.0}}));
 }
 
+// --windows: a review longer than the model's 128 positions is explained whole (window by window,
+// stitched as the API's explain does) and its faithfulness measured on the windows' mean logits,
+// checked against the model's own forward over each masked window; only the metrics asked for are
+// computed, and a rerun asking for more recomputes those pairs.
 TEST(Benchmark, LongInputsAreBenchmarkedWholeAsWindows) {
   SALIENT_REQUIRE_SHARED(model_dir());
   const std::string dir = (std::filesystem::temp_directory_path() / "salient_bench_windows").string();

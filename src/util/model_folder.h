@@ -3,7 +3,8 @@
 // tokenizer files are, for a Hugging Face folder and for an old-layout sentence-transformers one
 // (modules.json at the top, the Transformer module's files in a sub-folder such as 0_Transformer).
 // The checkpoint reader, the tokenizer, the masked-LM head's reader and the weights' fingerprint ask
-// resolve_model_folder; nothing else joins a file name onto a model directory to read it.
+// resolve_model_folder which folder and which files; only the tokenizer's own side files
+// (tokenizer_config.json, added_tokens.json) are then read from the folder it names.
 #include <string>
 
 namespace salient {

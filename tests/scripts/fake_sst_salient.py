@@ -26,8 +26,8 @@ out = option("-o")
 os.makedirs(out, exist_ok=True)
 if command == "train":
     lr, xi = float(option("--lr")), float(option("--xi", "0"))
-    # the standards: at chance but for 5e-5, as ERASER seed 13's
-    accuracy = (0.73 if lr == 5e-5 else 0.5) if option("--masking") == "none" else 0.5 + 1000 * xi
+    # the standards: at chance but for 5e-5, as ERASER seed 13's, and 1e-4 among the image rates
+    accuracy = (0.73 if lr == 5e-5 else 0.9 if lr == 1e-4 else 0.5) if option("--masking") == "none" else 0.5 + 1000 * xi
     os.makedirs(f"{out}/last", exist_ok=True)
     for path in (f"{out}/model.safetensors", f"{out}/last/model.safetensors"):
         open(path, "w").write("weights")

@@ -25,7 +25,7 @@ evaluations() { grep -c '^sst evaluate' "$FAKE_LOG"; }
 R=$work/runs/sst/eraser-paper/s13/lr5e-5
 
 # 1. a whole study: the standards and the guessed rate's sweep in one list, each SST run evaluated
-EVAL_EACH=1 LR_GUESS=5e-5 study; check "first study exits 0 ($(tail -1 "$work/out.txt"))" [ $? -eq 0 ]
+EVAL_EACH=1 LR_GUESS=5e-5 study; rc=$?; check "first study exits 0 ($(tail -1 "$work/out.txt"))" [ $rc -eq 0 ]
 check "the first 13 trainings are the 3 standards, then the 10 runs at the guessed rate" \
   [ "$(grep '^sst train' "$FAKE_LOG" | head -13 | grep -c -- '--lr 5e-5 --masking \(baseline\|probabilistic\)')" -eq 10 ]
 # the stand-in's SST accuracy falls with ξ and none is within a point of the standard's: the rule
@@ -53,14 +53,14 @@ check "archive has every run's sst.json" [ "$(tar -tzf "$archive" | grep -c '/ss
 
 # 3. a new machine: unpacked, nothing trained or evaluated again, the table made
 rm -rf "$work/runs"
-EVAL_EACH=1 study; check "study from the archive exits 0" [ $? -eq 0 ]
+EVAL_EACH=1 study; rc=$?; check "study from the archive exits 0" [ $rc -eq 0 ]
 check "nothing trained or evaluated from the archive ($(trains) trainings, $(evaluations) evaluations)" [ ! -s "$FAKE_LOG" ]
 check "the table made from the archive" grep -q "^table of runs/sst/eraser-paper/s13/lr5e-5$" "$work/out.txt"
 
 # 4. an unfinished post-hoc search retrains the standard model; a run cut off is trained again
 rm "$R/eval-posthoc/table.md"
 : > "$R/sweep/baseline-hard-xi1e-6.json"
-EVAL_EACH=1 study; check "study with unfinished parts exits 0" [ $? -eq 0 ]
+EVAL_EACH=1 study; rc=$?; check "study with unfinished parts exits 0" [ $rc -eq 0 ]
 check "two trainings: the run cut off and the standard ($(trains))" [ "$(trains)" -eq 2 ]
 check "the standard retrained to the archived history" grep -q "lr5e-5/standard: retrained; validation history the same" "$work/out.txt"
 check "both post-hoc searches, and not the run cut off (beaten) ($(evaluations))" [ "$(evaluations)" -eq 2 ]
@@ -68,7 +68,7 @@ check "both post-hoc searches, and not the run cut off (beaten) ($(evaluations))
 # 5. an SST run the rule can pick whose evaluation was cut off is trained again and evaluated; runs
 # it beats, never evaluated, are not
 rm "$R/sweep/probabilistic-hard-xi1e-4-eval/table.md"
-EVAL_EACH=1 study; check "study with an unfinished evaluation exits 0" [ $? -eq 0 ]
+EVAL_EACH=1 study; rc=$?; check "study with an unfinished evaluation exits 0" [ $rc -eq 0 ]
 check "that run trained again ($(trains))" [ "$(grep -c '^sst train.*probabilistic-hard-xi1e-4 ' "$FAKE_LOG")" -eq 1 ]
 check "and evaluated" [ -f "$R/sweep/probabilistic-hard-xi1e-4-eval/table.md" ]
 # the two retrained in 4 have weights here: the binary is called again for them (a finished run's
@@ -85,15 +85,30 @@ for bad in "EVAL_EACH=2|EVAL_EACH: '2' is not 0 or 1" "LR_GUESS=1e-3|LR_GUESS: '
   check "${bad%%|*} refused in one line with status 2, nothing run ($status: $err)" [ $refused -eq 0 ]
 done
 # 7. an image study with the paper's learning-rate grid (mnist-paper-lr): every rate's standard and
-# ξ sweep, crossed; the reference is the best rate's standard, and the rule sees every rate's runs
-: > "$FAKE_LOG"
-(cd "$work" && STEPS=train scripts/sst_experiments.sh mnist-paper-lr > "$work/out.txt" 2>&1)
-check "mnist-paper-lr exits 0 ($(tail -1 "$work/out.txt"))" [ $? -eq 0 ]
+# ξ sweep, crossed; the reference is the best rate's standard (the stand-in's: 1e-4), the rule sees
+# every rate's runs; archived and resumed elsewhere, nothing is trained again, and a picked run whose
+# evaluation is unfinished is trained again from its options
+image_study() { : > "$FAKE_LOG"; (cd "$work" && scripts/sst_experiments.sh mnist-paper-lr > "$work/out.txt" 2>&1); }
+image_study; rc=$?
+check "mnist-paper-lr exits 0 ($(tail -1 "$work/out.txt"))" [ $rc -eq 0 ]
 check "6 standards and 6 x 21 SST runs ($(trains))" [ "$(trains)" -eq 132 ]
 check "every rate of the grid trained" [ "$(grep -o -- '--lr 1e-[0-9]' "$FAKE_LOG" | sort -u | tr '\n' ' ')" = "--lr 1e-2 --lr 1e-3 --lr 1e-4 --lr 1e-5 --lr 1e-6 --lr 1e-7 " ]
-P=$work/runs/sst/mnist-paper-lr/s13
-check "the selection's reference is the chosen rate's standard" \
-  grep -q "\"dir\": \"runs/sst/mnist-paper-lr/s13/$(readlink "$P/chosen-lr")/standard\"" "$P/paper/selection.json"
-check "the selection sees all 126 SST runs" [ "$(grep -c '"masking"' "$P/paper/selection.json")" -eq 126 ]
-[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 30 checks passed"
+P=$work/runs/sst/mnist-paper-lr/s13/paper
+check "the best rate chosen ($(cat "$P/lr"))" [ "$(cat "$P/lr")" = 1e-4 ]
+check "the selection's reference is its standard" grep -q '"dir": "runs/sst/mnist-paper-lr/s13/lr1e-4/standard"' "$P/selection.json"
+check "the selection sees all 126 SST runs" [ "$(grep -c '"masking"' "$P/selection.json")" -eq 126 ]
+ok=0; [ -f "$P/eval-sst-baseline-closest/table.md" ] && [ -f "$P/eval-sst-robust-closest/table.md" ] && ok=1
+check "each kind's pick evaluated (none within a point: the closest)" [ $ok -eq 1 ]
+check "the table made from paper/" grep -q "^table of runs/sst/mnist-paper-lr$" "$work/out.txt"
+(cd "$work" && scripts/sst_archive.sh mnist-paper-lr > /dev/null) && rm -rf "$work/runs/sst/mnist-paper-lr"
+image_study; rc=$?
+ok=0; [ $rc -eq 0 ] && [ ! -s "$FAKE_LOG" ] && ok=1
+check "resumed from the archive: exits 0, nothing trained or evaluated ($(trains), $(evaluations))" [ $ok -eq 1 ]
+rm "$P/eval-sst-robust-closest/table.md"
+image_study; rc=$?
+robust=$(python3 -c "import json; print(json.load(open('$P/selection.json'))['closest']['robust'])")
+ok=0; [ $rc -eq 0 ] && [ "$(trains)" -eq 1 ] && grep -q "^sst train.*$robust " "$FAKE_LOG" &&
+  [ -f "$P/eval-sst-robust-closest/table.md" ] && ok=1
+check "an unfinished evaluation: its run trained again and evaluated ($rc, $(trains), $(evaluations))" [ $ok -eq 1 ]
+[ $fails -eq 0 ] && echo "sst_experiments.sh across machines: 34 checks passed"
 exit $fails
