@@ -98,13 +98,10 @@ void bind_model(py::module_& m) {
              const std::string& output, int64_t k, const std::string& removal, bool windows, int64_t stride,
              const std::string& aopc_bins) {
             const salient::TextInput in = to_input(text, 0);
-            json r;
-            {
-              ComputeScope release;
-              r = self.faithfulness(in, token_scores, target, output, k, removal, salient::LongInputs{windows, stride},
-                                    aopc_bins);
-            }
-            return to_python(r);
+            return computed([&] {
+              return self.faithfulness(in, token_scores, target, output, k, removal, salient::LongInputs{windows, stride},
+                                       aopc_bins);
+            });
           },
           py::arg("text"), py::arg("token_scores"), py::arg("target"), py::arg("output") = "prob", py::arg("k") = 0,
           py::arg("removal") = "mask", py::arg("windows") = false, py::arg("stride") = 0, py::arg("aopc_bins") = "deciles")
@@ -113,12 +110,7 @@ void bind_model(py::module_& m) {
           [](const salient::Model& self, const py::handle& text, const std::string& target,
              const std::vector<int64_t>& layers, int m, const std::string& rule, double max_batch_mb) {
             const salient::TextInput in = to_input(text, 0);
-            json r;
-            {
-              ComputeScope release;
-              r = self.attattr(in, target, {layers, m, rule, max_batch_mb});
-            }
-            return to_python(r);
+            return computed([&] { return self.attattr(in, target, {layers, m, rule, max_batch_mb}); });
           },
           py::arg("text"), py::arg("target") = "pred", py::arg("layers") = std::vector<int64_t>{}, py::arg("m") = 20,
           py::arg("rule") = "left", py::arg("max_batch_mb") = 2048.0)
@@ -127,24 +119,14 @@ void bind_model(py::module_& m) {
           [](const salient::Model& self, const py::handle& text, const std::string& target, double tau, int m,
              const std::string& rule) {
             const salient::TextInput in = to_input(text, 0);
-            json r;
-            {
-              ComputeScope release;
-              r = self.attattr_tree(in, target, tau, {{}, m, rule, 2048.0});
-            }
-            return to_python(r);
+            return computed([&] { return self.attattr_tree(in, target, tau, {{}, m, rule, 2048.0}); });
           },
           py::arg("text"), py::arg("target") = "pred", py::arg("tau") = 0.4, py::arg("m") = 20, py::arg("rule") = "left")
       .def(
           "attattr_heads",
           [](const salient::Model& self, const std::string& data, int64_t limit, const std::string& target, int m,
              const std::string& rule, const std::string& data_dir, uint64_t seed) {
-            json r;
-            {
-              ComputeScope release;
-              r = self.attattr_heads(data, limit, target, {{}, m, rule, 2048.0}, data_dir, seed);
-            }
-            return to_python(r);
+            return computed([&] { return self.attattr_heads(data, limit, target, {{}, m, rule, 2048.0}, data_dir, seed); });
           },
           py::arg("data"), py::arg("limit") = 200, py::arg("target") = "gold", py::arg("m") = 20, py::arg("rule") = "left",
           py::arg("data_dir") = "", py::arg("seed") = 0)
@@ -154,13 +136,10 @@ void bind_model(py::module_& m) {
              int64_t layer, const std::string& data, int64_t limit, const std::string& target, int m,
              const std::string& rule, const std::string& data_dir, uint64_t seed) {
             const json scores = to_json(head_scores, "heads");
-            json r;
-            {
-              ComputeScope release;
-              r = self.attattr_prune(eval_data, scores, steps, layer, data, limit, target, {{}, m, rule, 2048.0}, data_dir,
-                                     seed);
-            }
-            return to_python(r);
+            return computed([&] {
+              return self.attattr_prune(eval_data, scores, steps, layer, data, limit, target, {{}, m, rule, 2048.0}, data_dir,
+                                        seed);
+            });
           },
           py::arg("eval_data"), py::arg("heads"), py::arg("steps") = 10, py::arg("layer") = -1, py::arg("data") = "sst2:dev",
           py::arg("limit") = 200, py::arg("target") = "gold", py::arg("m") = 20, py::arg("rule") = "left",
@@ -169,12 +148,7 @@ void bind_model(py::module_& m) {
           "evaluate",
           [](const salient::Model& self, const std::string& data, const std::string& data_dir, int64_t batch_size,
              int64_t max_length) {
-            json r;
-            {
-              ComputeScope release;
-              r = self.evaluate(data, data_dir, batch_size, max_length);
-            }
-            return to_python(r);
+            return computed([&] { return self.evaluate(data, data_dir, batch_size, max_length); });
           },
           py::arg("data"), py::arg("data_dir") = "", py::arg("batch_size") = 64, py::arg("max_length") = 0);
 }

@@ -18,12 +18,7 @@ void bind_papers(py::module_& m) {
                               {"activation", activation}, {"dropout", dropout}, {"loss", loss}, {"alpha", alpha},
                               {"gamma", gamma}, {"filter_correct", filter_correct}, {"lr", lr},
                               {"batch_size", batch_size}, {"epochs", epochs}, {"patience", patience}};
-        json r;
-        {
-          ComputeScope release;
-          r = salient::expnet_train(tasks, out, options);
-        }
-        return to_python(r);
+        return computed([&] { return salient::expnet_train(tasks, out, options); });
       },
       py::arg("tasks"), py::arg("out"), py::arg("data_dir"), py::arg("max_train"), py::arg("seed"), py::arg("features"),
       py::arg("layers"), py::arg("scale"), py::arg("head_pool"), py::arg("hidden"), py::arg("activation"),
@@ -33,12 +28,7 @@ void bind_papers(py::module_& m) {
       "expnet_evaluate",
       [](const std::string& expnet, const std::string& model, const std::string& data, const std::string& data_dir,
          int64_t max_test, double threshold) {
-        json r;
-        {
-          ComputeScope release;
-          r = salient::expnet_evaluate(expnet, model, data, data_dir, max_test, threshold);
-        }
-        return to_python(r);
+        return computed([&] { return salient::expnet_evaluate(expnet, model, data, data_dir, max_test, threshold); });
       },
       py::arg("expnet"), py::arg("model"), py::arg("data"), py::arg("data_dir"), py::arg("max_test"), py::arg("threshold"));
 
@@ -47,24 +37,14 @@ void bind_papers(py::module_& m) {
       "smat_train",
       [](const py::dict& options, int64_t size, uint64_t seed, const std::string& out) {
         const json o = to_json(options, "smat");
-        json r;
-        {
-          ComputeScope release;
-          r = salient::smat_train(o, size, seed, out);
-        }
-        return to_python(r);
+        return computed([&] { return salient::smat_train(o, size, seed, out); });
       },
       py::arg("options"), py::arg("size"), py::arg("seed"), py::arg("out"));
   m.def(
       "smat_evaluate",
       [](const py::dict& options, const std::string& explainer, const std::string& smat_file, int64_t size, uint64_t seed) {
         const json o = to_json(options, "smat");
-        json r;
-        {
-          ComputeScope release;
-          r = salient::smat_evaluate(o, explainer, smat_file, size, seed);
-        }
-        return to_python(r);
+        return computed([&] { return salient::smat_evaluate(o, explainer, smat_file, size, seed); });
       },
       py::arg("options"), py::arg("explainer"), py::arg("smat"), py::arg("size"), py::arg("seed"));
 
@@ -90,12 +70,7 @@ void bind_papers(py::module_& m) {
       "smat_split",
       [](const std::string& out, const py::dict& options) {
         const json o = to_json(options, "smat.split");
-        json r;
-        {
-          ComputeScope release;
-          r = salient::smat_split(out, o);
-        }
-        return to_python(r);
+        return computed([&] { return salient::smat_split(out, o); });
       },
       py::arg("out"), py::arg("options"));
   m.def(
@@ -110,12 +85,7 @@ void bind_papers(py::module_& m) {
       "expnet_cross_task",
       [](const std::vector<std::string>& tasks, const std::string& out, const py::dict& options) {
         const json o = to_json(options, "expnet.evaluate");
-        json r;
-        {
-          ComputeScope release;
-          r = salient::expnet_cross_task(tasks, out, o);
-        }
-        return to_python(r);
+        return computed([&] { return salient::expnet_cross_task(tasks, out, o); });
       },
       py::arg("tasks"), py::arg("out"), py::arg("options"));
 
@@ -124,24 +94,14 @@ void bind_papers(py::module_& m) {
       "sst_train",
       [](const std::string& train, const std::string& dev, const std::string& out, const py::dict& options) {
         const json o = to_json(options, "sst.train");
-        json r;
-        {
-          ComputeScope release;
-          r = salient::sst_train(train, dev, out, o);
-        }
-        return to_python(r);
+        return computed([&] { return salient::sst_train(train, dev, out, o); });
       },
       py::arg("train"), py::arg("dev"), py::arg("out"), py::arg("options"));
   m.def(
       "sst_evaluate",
       [](const std::string& data, const std::string& out, const py::dict& options) {
         const json o = to_json(options, "sst.evaluate");
-        json rows;
-        {
-          ComputeScope release;
-          rows = salient::sst_evaluate(data, out, o);
-        }
-        return to_python(rows);
+        return computed([&] { return salient::sst_evaluate(data, out, o); });
       },
       py::arg("data"), py::arg("out"), py::arg("options"));
   m.def("option_names", [](const std::string& command) { return salient::option_names(command); });

@@ -37,12 +37,7 @@ void bind_vision(py::module_& m) {
           o.seed = seed;
           o.resume = resume;
           o.stop_after_epoch = stop_after_epoch;
-          json r;
-          {
-            ComputeScope release;
-            r = salient::vit_train(o);
-          }
-          return to_python(r);
+          return computed([&] { return salient::vit_train(o); });
         },
         py::arg("data"), py::arg("dev"), py::arg("out"), py::arg("data_dir") = "", py::arg("patch_size") = d.patch_size,
         py::arg("hidden") = d.hidden_size, py::arg("layers") = d.num_layers, py::arg("heads") = d.num_heads,
@@ -56,12 +51,7 @@ void bind_vision(py::module_& m) {
   m.def(
       "vit_evaluate",
       [](const std::string& model, const std::string& data, const std::string& data_dir, int64_t limit) {
-        json r;
-        {
-          ComputeScope release;
-          r = salient::vit_evaluate(model, data, data_dir, limit);
-        }
-        return to_python(r);
+        return computed([&] { return salient::vit_evaluate(model, data, data_dir, limit); });
       },
       py::arg("model"), py::arg("data"), py::arg("data_dir") = "", py::arg("limit") = 0);
   {

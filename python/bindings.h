@@ -38,6 +38,17 @@ struct ComputeScope {
   torch::AutoGradMode grad_on{true};
 };
 
+// A computing call's JSON result, the call made inside a ComputeScope, converted with the GIL held.
+template <class F>
+py::object computed(F&& call) {
+  json r;
+  {
+    ComputeScope release;
+    r = call();
+  }
+  return to_python(r);
+}
+
 // The areas, one file each.
 void bind_model(py::module_& m);       // bind_model.cpp: salient.Model (load, predict, explain, AttAttr, ...)
 void bind_papers(py::module_& m);      // bind_papers.cpp: ExpNet, SMaT, SST
